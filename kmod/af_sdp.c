@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_INET_SDP: the socket family, its socket calls, and the module.
+ *
+ * An SDP socket looks like a TCP socket to its user: the same addresses,
+ * state numbers and errno values.  Underneath, each connection is an RC
+ * queue pair set up with the RDMA CM (sdp_cm.c).
+ */
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <net/ip.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "sdp.h"
+
+unsigned int sdp_rx_ring_size = 32;
+module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
+MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (2-4096)");
+
+unsigned int sdp_rx_buf_size = 16384;
+module_param_named(rx_buf_size, sdp_rx_buf_size, uint, 0444);
+MODULE_PARM_DESC(rx_buf_size, "Size of one receive buffer in bytes (1024-1048576)");
+
+unsigned int sdp_tx_ring_size = 32;
+module_param_named(tx_ring_size, sdp_tx_ring_size, uint, 0444);
+MODULE_PARM_DESC(tx_ring_size, "Sends in flight per connection (2-4096)");
+
+unsigned int sdp_resolve_timeout_ms = 2000;
+module_param_named(resolve_timeout_ms, sdp_resolve_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(resolve_timeout_ms, "Address and route resolution time limit in ms");
+
+unsigned int sdp_retry_count = 5;
+module_param_named(retry_count, sdp_retry_count, uint, 0444);
+MODULE_PARM_DESC(retry_count, "RC transport retries before a peer is dead (0-7)");
+
+static struct proto sdp_proto = {
+	.name		= "SDP",
+	.owner		= THIS_MODULE,
+	.obj_size	= sizeof(struct sdp_sock),
+};
+
+static const struct proto_ops sdp_ops;
+
+static void sdp_destruct(struct sock *sk)
+{
+	sdp_sock_list_del(sk);
+}
+
+/* A new socket: a user's with @sock, or a passive child without. */
+struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
+{
+	struct sdp_sock *ssk;
+	struct sock *sk;
+
+	sk = sk_alloc(net, PF_INET_SDP, GFP_KERNEL, &sdp_proto, kern);
+	if (!sk)
+		return NULL;
+
+	sock_init_data(sock, sk);
+	sk->sk_type = SOCK_STREAM;
+	sk->sk_protocol = IPPROTO_TCP;
+	sk->sk_destruct = sdp_destruct;
+
+	ssk = sdp_sk(sk);
+	ssk->addr_family = AF_INET;
+	INIT_LIST_HEAD(&ssk->accept_queue);
+	INIT_LIST_HEAD(&ssk->accept_node);
+	sdp_sock_list_add(sk);
+	return sk;
+}
+
+/* Gives @sk a new connection; bound to the socket's address if it was. */
+int sdp_conn_new(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage addr, cm_addr;
+	struct sdp_conn *conn;
+	int ret;
+
+	conn = sdp_conn_alloc(sk, NULL);
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+
+	if (ssk->bound) {
+		sdp_fill_sockaddr(sk, (struct sockaddr *)&addr, false);
+		sdp_cm_sockaddr((struct sockaddr *)&addr, &cm_addr);
+		rdma_set_reuseaddr(conn->id, 1);
+		ret = rdma_bind_addr(conn->id, (struct sockaddr *)&cm_addr);
+		if (ret) {
+			sdp_conn_destroy(conn);
+			return ret;
+		}
+	}
+	ssk->conn = conn;
+	return 0;
+}
+
+/* Reports @err (a positive errno) and closes the socket, as TCP does. */
+void sdp_set_error(struct sock *sk, int err)
+{
+	sk->sk_err = err;
+	sk->sk_state = TCP_CLOSE;
+	sk_error_report(sk);
+	sk->sk_state_change(sk);
+}
+
+static int sdp_create(struct net *net, struct socket *sock, int protocol,
+		      int kern)
+{
+	struct sock *sk;
+	int ret;
+
+	if (sock->type != SOCK_STREAM)
+		return -ESOCKTNOSUPPORT;
+	if (protocol && protocol != IPPROTO_TCP)
+		return -EPROTONOSUPPORT;
+
+	sock->state = SS_UNCONNECTED;
+	sock->ops = &sdp_ops;
+	sk = sdp_sk_alloc(net, sock, kern);
+	if (!sk)
+		return -ENOMEM;
+
+	ret = sdp_conn_new(sk);
+	if (ret) {
+		sock_orphan(sk);
+		sock->sk = NULL;
+		sock_put(sk);
+	}
+	return ret;
+}
+
+/* Frees a child that the listener @sk still held, accepted or not. */
+static void sdp_child_destroy(struct sock *sk)
+{
+	struct sock *lsk = sdp_sk(sk)->parent;
+	struct sdp_conn *conn;
+
+	lock_sock(sk);
+	conn = sdp_conn_take(sk);
+	sk->sk_state = TCP_CLOSE;
+	sock_orphan(sk);
+	sdp_sk(sk)->parent = NULL;
+	release_sock(sk);
+
+	sdp_conn_destroy(conn);
+	sock_put(lsk);
+	sock_put(sk);
+}
+
+static int sdp_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk, *child, *tmp;
+	struct sdp_conn *conn;
+	LIST_HEAD(children);
+
+	if (!sk)
+		return 0;
+	ssk = sdp_sk(sk);
+
+	lock_sock(sk);
+	list_splice_init(&ssk->accept_queue, &children);
+	conn = sdp_conn_take(sk);
+	sk->sk_state = TCP_CLOSE;
+	sk->sk_shutdown = SHUTDOWN_MASK;
+	sock_orphan(sk);
+	release_sock(sk);
+	sock->sk = NULL;
+
+	sdp_conn_destroy(conn);
+	list_for_each_entry_safe(child, tmp, &children, accept_node) {
+		list_del_init(&child->accept_node);
+		sdp_child_destroy(&child->isk.sk);
+	}
+	sock_put(sk);
+	return 0;
+}
+
+/* The RDMA CM's answers, in the words of TCP's bind(). */
+static int sdp_bind_errno(int ret)
+{
+	switch (ret) {
+	case -ENODEV:
+	case -EADDRNOTAVAIL:
+	case -ENETUNREACH:
+		return -EADDRNOTAVAIL;
+	default:
+		return ret;
+	}
+}
+
+static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage cm_addr;
+	struct rdma_cm_id *id;
+	unsigned short port;
+	int ret;
+
+	ret = sdp_check_sockaddr(uaddr, len);
+	if (ret)
+		return ret;
+
+	port = ntohs(((struct sockaddr_in *)uaddr)->sin_port);
+	if (port && inet_port_requires_bind_service(sock_net(sk), port) &&
+	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
+		return -EACCES;
+
+	lock_sock(sk);
+	ret = -EINVAL;
+	if (sk->sk_state != TCP_CLOSE || ssk->bound || !ssk->conn)
+		goto out;
+
+	id = ssk->conn->id;
+	sdp_cm_sockaddr(uaddr, &cm_addr);
+	rdma_set_reuseaddr(id, sk->sk_reuse != SK_NO_REUSE);
+	ret = sdp_bind_errno(rdma_bind_addr(id, (struct sockaddr *)&cm_addr));
+	if (ret)
+		goto out;
+
+	ssk->addr_family = uaddr->sa_family;
+	sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
+	ssk->bound = true;
+out:
+	release_sock(sk);
+	return ret;
+}
+
+static int sdp_listen(struct socket *sock, int backlog)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int ret;
+
+	lock_sock(sk);
+	ret = -EINVAL;
+	if (sock->state != SS_UNCONNECTED)
+		goto out;
+
+	sk->sk_max_ack_backlog = backlog;
+	ret = 0;
+	if (sk->sk_state == TCP_LISTEN)
+		goto out;	/* as TCP: a second listen() only sets the backlog */
+
+	ret = -EINVAL;
+	if (sk->sk_state != TCP_CLOSE)
+		goto out;
+	if (!ssk->conn) {
+		ret = sdp_conn_new(sk);
+		if (ret)
+			goto out;
+	}
+
+	/* An unbound socket listens on the IPv4 wildcard, as TCP's would. */
+	ret = rdma_listen(ssk->conn->id, backlog);
+	if (ret)
+		goto out;
+	sdp_set_local(sk, (struct sockaddr *)&ssk->conn->id->route.addr.src_addr);
+	ssk->bound = true;
+	sk->sk_ack_backlog = 0;
+	sk->sk_state = TCP_LISTEN;
+out:
+	release_sock(sk);
+	return ret;
+}
+
+static long sdp_wait_for_connect(struct sock *sk, long timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (sk->sk_state == TCP_SYN_SENT) {
+		if (signal_pending(current) || !timeo)
+			break;
+		sk_wait_event(sk, &timeo, sk->sk_state != TCP_SYN_SENT, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return timeo;
+}
+
+/* Follows __inet_stream_connect(), state by state. */
+static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
+		       int flags)
+{
+	struct sock *sk = sock->sk;
+	long timeo;
+	int ret;
+
+	ret = sdp_check_sockaddr(uaddr, len);
+	if (ret)
+		return ret;
+
+	lock_sock(sk);
+	switch (sock->state) {
+	default:
+		ret = -EINVAL;
+		goto out;
+	case SS_CONNECTED:
+		ret = -EISCONN;
+		goto out;
+	case SS_CONNECTING:
+		ret = -EALREADY;
+		break;
+	case SS_UNCONNECTED:
+		ret = -EISCONN;
+		if (sk->sk_state != TCP_CLOSE)
+			goto out;
+		ret = sdp_cm_connect(sk, uaddr);
+		if (ret)
+			goto out;
+		sock->state = SS_CONNECTING;
+		ret = -EINPROGRESS;
+		break;
+	}
+
+	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	if (sk->sk_state == TCP_SYN_SENT) {
+		if (!timeo)
+			goto out;
+		timeo = sdp_wait_for_connect(sk, timeo);
+		if (sk->sk_state == TCP_SYN_SENT) {
+			if (signal_pending(current))
+				ret = sock_intr_errno(timeo);
+			goto out;	/* -EINPROGRESS when the time ran out */
+		}
+	}
+
+	if (sk->sk_state == TCP_CLOSE) {
+		ret = sock_error(sk) ? : -ECONNABORTED;
+		sock->state = SS_UNCONNECTED;
+		goto out;
+	}
+	sock->state = SS_CONNECTED;
+	ret = 0;
+out:
+	release_sock(sk);
+	return ret;
+}
+
+static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
+		      bool kern)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *lsk = sock->sk;
+	struct sdp_sock *lssk = sdp_sk(lsk);
+	struct sdp_sock *child;
+	struct sock *sk;
+	long timeo;
+	int ret;
+
+	lock_sock(lsk);
+	timeo = sock_rcvtimeo(lsk, flags & O_NONBLOCK);
+	add_wait_queue(sk_sleep(lsk), &wait);
+	for (;;) {
+		ret = -EINVAL;
+		if (lsk->sk_state != TCP_LISTEN)
+			break;
+		ret = 0;
+		if (!list_empty(&lssk->accept_queue))
+			break;
+		ret = -EAGAIN;
+		if (!timeo)
+			break;
+		ret = sock_intr_errno(timeo);
+		if (signal_pending(current))
+			break;
+		sk_wait_event(lsk, &timeo,
+			      !list_empty(&lssk->accept_queue) ||
+			      lsk->sk_state != TCP_LISTEN, &wait);
+	}
+	remove_wait_queue(sk_sleep(lsk), &wait);
+	if (ret) {
+		release_sock(lsk);
+		return ret;
+	}
+
+	child = list_first_entry(&lssk->accept_queue, struct sdp_sock,
+				 accept_node);
+	list_del_init(&child->accept_node);
+	sk_acceptq_removed(lsk);
+	release_sock(lsk);
+
+	sk = &child->isk.sk;
+	lock_sock(sk);
+	sock_graft(sk, newsock);
+	newsock->state = SS_CONNECTED;
+	child->parent = NULL;
+	release_sock(sk);
+	sock_put(lsk);	/* the child's reference on its listener */
+	return 0;
+}
+
+static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct sock *sk = sock->sk;
+	int ret;
+
+	lock_sock(sk);
+	if (peer && (!inet_sk(sk)->inet_dport ||
+		     ((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_SYN_SENT |
+					     TCPF_LISTEN)))) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	ret = sdp_fill_sockaddr(sk, uaddr, peer);
+out:
+	release_sock(sk);
+	return ret;
+}
+
+static __poll_t sdp_poll(struct file *file, struct socket *sock,
+			 poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	int state = inet_sk_state_load(sk);
+	__poll_t mask = 0;
+
+	sock_poll_wait(file, sock, wait);
+
+	if (state == TCP_LISTEN)
+		return list_empty_careful(&sdp_sk(sk)->accept_queue) ?
+		       0 : EPOLLIN | EPOLLRDNORM;
+
+	if (READ_ONCE(sk->sk_err))
+		mask |= EPOLLERR;
+	if (READ_ONCE(sk->sk_shutdown) == SHUTDOWN_MASK || state == TCP_CLOSE)
+		mask |= EPOLLHUP;
+	if (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV &&
+	    !(READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	return mask;
+}
+
+static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	return -ENOIOCTLCMD;
+}
+
+static int sdp_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+
+	/* SHUT_RD, SHUT_WR, SHUT_RDWR become RCV_SHUTDOWN, SEND_SHUTDOWN, both. */
+	how++;
+	if ((how & ~SHUTDOWN_MASK) || !how)
+		return -EINVAL;
+	if ((1 << inet_sk_state_load(sk)) & (TCPF_CLOSE | TCPF_SYN_SENT))
+		return -ENOTCONN;
+	/* Half-close needs the DisConn message of the data path. */
+	return -EOPNOTSUPP;
+}
+
+static int sdp_setsockopt(struct socket *sock, int level, int optname,
+			  sockptr_t optval, unsigned int optlen)
+{
+	return -ENOPROTOOPT;
+}
+
+static int sdp_getsockopt(struct socket *sock, int level, int optname,
+			  char __user *optval, int __user *optlen)
+{
+	return -ENOPROTOOPT;
+}
+
+/* Connection set-up only so far: the data path is not in this version. */
+static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	return -EOPNOTSUPP;
+}
+
+static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+		       int flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static const struct proto_ops sdp_ops = {
+	.family		= PF_INET_SDP,
+	.owner		= THIS_MODULE,
+	.release	= sdp_release,
+	.bind		= sdp_bind,
+	.connect	= sdp_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= sdp_accept,
+	.getname	= sdp_getname,
+	.poll		= sdp_poll,
+	.ioctl		= sdp_ioctl,
+	.listen		= sdp_listen,
+	.shutdown	= sdp_shutdown,
+	.setsockopt	= sdp_setsockopt,
+	.getsockopt	= sdp_getsockopt,
+	.sendmsg	= sdp_sendmsg,
+	.recvmsg	= sdp_recvmsg,
+	.mmap		= sock_no_mmap,
+	.sendpage	= sock_no_sendpage,
+};
+
+static const struct net_proto_family sdp_family_ops = {
+	.family	= PF_INET_SDP,
+	.create	= sdp_create,
+	.owner	= THIS_MODULE,
+};
+
+static bool sdp_params_valid(void)
+{
+	return sdp_rx_ring_size >= 2 && sdp_rx_ring_size <= 4096 &&
+	       sdp_tx_ring_size >= 2 && sdp_tx_ring_size <= 4096 &&
+	       sdp_rx_buf_size >= 1024 && sdp_rx_buf_size <= 1048576 &&
+	       sdp_retry_count <= 7;
+}
+
+static int __init sdp_init(void)
+{
+	int ret;
+
+	if (!sdp_params_valid()) {
+		pr_err("sdp: module parameter out of range\n");
+		return -EINVAL;
+	}
+
+	ret = proto_register(&sdp_proto, 1);
+	if (ret)
+		return ret;
+	ret = sdp_proc_init();
+	if (ret)
+		goto err_proto;
+	ret = sock_register(&sdp_family_ops);
+	if (ret)
+		goto err_proc;
+
+	pr_info("sdp: Sockets Direct Protocol %s, family %d\n", SDP_VERSION,
+		PF_INET_SDP);
+	return 0;
+
+err_proc:
+	sdp_proc_exit();
+err_proto:
+	proto_unregister(&sdp_proto);
+	return ret;
+}
+
+static void __exit sdp_exit(void)
+{
+	sock_unregister(PF_INET_SDP);
+	sdp_proc_exit();
+	proto_unregister(&sdp_proto);
+}
+
+module_init(sdp_init);
+module_exit(sdp_exit);
+
+MODULE_DESCRIPTION("Sockets Direct Protocol (AF_INET_SDP) over RDMA");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(SDP_VERSION);
+MODULE_ALIAS_NETPROTO(PF_INET_SDP);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP socket addresses: ordinary sockaddr_in and sockaddr_in6 (v4-mapped
+ * included), kept in the inet_sock fields TCP uses so that /proc, tracing
+ * and SunRPC see what they expect.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/ipv6.h>
+
+#include "sdp.h"
+
+/* The checks and errno values of inet_bind() and inet6_bind(). */
+int sdp_check_sockaddr(const struct sockaddr *addr, int len)
+{
+	if (len < (int)offsetofend(struct sockaddr, sa_family))
+		return -EINVAL;
+
+	switch (addr->sa_family) {
+	case AF_INET:
+		return len < (int)sizeof(struct sockaddr_in) ? -EINVAL : 0;
+	case AF_INET6:
+		return len < SIN6_LEN_RFC2133 ? -EINVAL : 0;
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+/* The IPv4 fields of an IPv6 socket hold its v4-mapped address, or 0. */
+static __be32 sdp_v4_part(const struct in6_addr *a)
+{
+	return ipv6_addr_v4mapped(a) ? a->s6_addr32[3] : 0;
+}
+
+void sdp_set_local(struct sock *sk, const struct sockaddr *addr)
+{
+	struct inet_sock *inet = inet_sk(sk);
+
+	if (addr->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		inet->inet_rcv_saddr = sin->sin_addr.s_addr;
+		inet->inet_saddr = sin->sin_addr.s_addr;
+		inet->inet_sport = sin->sin_port;
+		ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, &sk->sk_v6_rcv_saddr);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		sk->sk_v6_rcv_saddr = sin6->sin6_addr;
+		inet->inet_sport = sin6->sin6_port;
+		inet->inet_rcv_saddr = sdp_v4_part(&sin6->sin6_addr);
+		inet->inet_saddr = inet->inet_rcv_saddr;
+	}
+	inet->inet_num = ntohs(inet->inet_sport);
+}
+
+void sdp_set_remote(struct sock *sk, const struct sockaddr *addr)
+{
+	struct inet_sock *inet = inet_sk(sk);
+
+	if (addr->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		inet->inet_daddr = sin->sin_addr.s_addr;
+		inet->inet_dport = sin->sin_port;
+		ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, &sk->sk_v6_daddr);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		sk->sk_v6_daddr = sin6->sin6_addr;
+		inet->inet_dport = sin6->sin6_port;
+		inet->inet_daddr = sdp_v4_part(&sin6->sin6_addr);
+	}
+}
+
+/* Fills @addr as getsockname()/getpeername() return it; gives its length. */
+int sdp_fill_sockaddr(const struct sock *sk, struct sockaddr *addr, bool peer)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)addr;
+
+	if (sdp_sk(sk)->addr_family == AF_INET6) {
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = peer ? inet->inet_dport : inet->inet_sport;
+		sin6->sin6_addr = peer ? sk->sk_v6_daddr : sk->sk_v6_rcv_saddr;
+		return sizeof(*sin6);
+	}
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = peer ? inet->inet_dport : inet->inet_sport;
+	sin->sin_addr.s_addr = peer ? inet->inet_daddr : inet->inet_rcv_saddr;
+	return sizeof(*sin);
+}
+
+/*
+ * The address as the RDMA CM takes it: the CM does not route v4-mapped
+ * IPv6 addresses, so those become sockaddr_in.
+ */
+void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (addr->sa_family == AF_INET) {
+		memcpy(ss, addr, sizeof(struct sockaddr_in));
+	} else if (ipv6_addr_v4mapped(&sin6->sin6_addr)) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = sin6->sin6_port;
+		sin->sin_addr.s_addr = sin6->sin6_addr.s6_addr32[3];
+	} else {
+		/* The caller checked the length is at least SIN6_LEN_RFC2133. */
+		memcpy(ss, addr, SIN6_LEN_RFC2133);
+	}
+}
