@@ -97,10 +97,10 @@ int sdp_conn_new(struct sock *sk)
 	return 0;
 }
 
-/* Reports @err (a positive errno) and closes the socket, as TCP does. */
+/* Reports @err (a negative errno) and closes the socket, as TCP does. */
 void sdp_set_error(struct sock *sk, int err)
 {
-	sk->sk_err = err;
+	sk->sk_err = -err;
 	sk->sk_state = TCP_CLOSE;
 	sk_error_report(sk);
 	sk->sk_state_change(sk);
@@ -196,16 +196,26 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
 	struct sockaddr_storage cm_addr;
+	struct sockaddr_in unspec;
 	struct rdma_cm_id *id;
 	unsigned short port;
 	int ret;
+
+	/* As inet_bind(): AF_UNSPEC with INADDR_ANY means AF_INET. */
+	if (len >= (int)sizeof(*sin) && sin->sin_family == AF_UNSPEC &&
+	    sin->sin_addr.s_addr == htonl(INADDR_ANY)) {
+		memcpy(&unspec, sin, sizeof(unspec));
+		unspec.sin_family = AF_INET;
+		uaddr = (struct sockaddr *)&unspec;
+	}
 
 	ret = sdp_check_sockaddr(uaddr, len);
 	if (ret)
 		return ret;
 
-	port = ntohs(((struct sockaddr_in *)uaddr)->sin_port);
+	port = ntohs(sin->sin_port);
 	if (port && inet_port_requires_bind_service(sock_net(sk), port) &&
 	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;

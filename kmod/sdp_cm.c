@@ -97,7 +97,7 @@ static const char *sdp_hello_ack_error(const struct rdma_cm_event *ev)
 }
 
 /*
- * Ends @sk's connection with @err: the socket goes to TCP_CLOSE and its
+ * Ends @sk's connection with @err (negative): the socket goes to TCP_CLOSE and its
  * callers see the error.  Takes the connection out of the socket and
  * frees it, if it is still the socket's and still on @id.  Returns what
  * the CM handler returns.
@@ -157,7 +157,7 @@ static int sdp_cm_addr_resolved(struct sock *sk, struct rdma_cm_id *id)
 	    sdp_sk(sk)->conn->id == id)
 		ret = rdma_resolve_route(id, sdp_resolve_timeout_ms);
 	release_sock(sk);
-	return ret ? sdp_cm_fail(sk, id, -ret) : 0;
+	return ret ? sdp_cm_fail(sk, id, ret) : 0;
 }
 
 static int sdp_cm_route_resolved(struct sock *sk, struct rdma_cm_id *id)
@@ -188,7 +188,7 @@ static int sdp_cm_route_resolved(struct sock *sk, struct rdma_cm_id *id)
 	ret = rdma_connect_locked(id, &param);
 out:
 	release_sock(sk);
-	return ret ? sdp_cm_fail(sk, id, -ret) : 0;
+	return ret ? sdp_cm_fail(sk, id, ret) : 0;
 }
 
 static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
@@ -202,7 +202,7 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 	if (bad) {
 		pr_warn_ratelimited("sdp: %pISpc: bad HelloAck (%s), aborting\n",
 				    &id->route.addr.dst_addr, bad);
-		return sdp_cm_fail(sk, id, ECONNRESET);
+		return sdp_cm_fail(sk, id, -ECONNRESET);
 	}
 
 	lock_sock(sk);
@@ -330,15 +330,15 @@ static int sdp_cm_error(enum rdma_cm_event_type event, int status)
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		/* No RDMA device serves the route, or nobody answers ARP/ND. */
 		if (status == -ENODEV || status == -ENETUNREACH)
-			return ENETUNREACH;
-		return EHOSTUNREACH;
+			return -ENETUNREACH;
+		return -EHOSTUNREACH;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return ETIMEDOUT;
+		return -ETIMEDOUT;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		return ECONNREFUSED;
+		return -ECONNREFUSED;
 	default:
-		return ECONNRESET;
+		return -ECONNRESET;
 	}
 }
 

@@ -1,0 +1,115 @@
+# sdp: the one entry point.
+#
+#   make check    deps, lint, DKMS install, the whole suite in the guest bed
+#   make demo     deps, DKMS install, SDP between the bed's two hosts
+#   make deps     install what the rest needs (idempotent; run by the above)
+#   make modules  build sdp.ko in place, for development
+#   make lint     sparse (C=2), W=1 and checkpatch --strict on kmod/
+#   make install / uninstall   DKMS install / removal for the guest kernel
+#   make shell    an interactive shell in the test bed
+#
+# KVER defaults to the newest installed Debian 6.1 kernel (the bed's).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+TOP      := $(CURDIR)
+BED      := $(TOP)/userspace-tests/bed
+BUILD    := $(TOP)/build
+VERSION  := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+KVER     ?= $(shell $(BED)/kver 2>/dev/null)
+KDIR     ?= /lib/modules/$(KVER)/build
+KSRC_TAR := /usr/src/linux-source-6.1.tar.xz
+KSRC     := $(BUILD)/linux-source
+KSFT     := $(KSRC)/tools/testing/selftests
+CHECKPATCH := $(KSRC)/scripts/checkpatch.pl
+
+KMOD_SRC := $(wildcard kmod/*.c kmod/*.h kmod/include/uapi/linux/*.h)
+
+CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	       -I$(TOP)/kmod/include/uapi -I$(TOP)/userspace-tests/lib -isystem $(KSFT)
+TEST_C   := $(wildcard userspace-tests/selftests/*.c)
+TOOL_C   := $(wildcard userspace-tests/tools/*.c)
+TEST_BIN := $(patsubst userspace-tests/selftests/%.c,$(BUILD)/selftests/%,$(TEST_C))
+TOOL_BIN := $(patsubst userspace-tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
+
+# The suite, in the order it runs in the guest.
+TESTS := userspace-tests/tests/rxe_link.sh \
+	 $(BUILD)/selftests/socket_api \
+	 $(BUILD)/selftests/connect_accept \
+	 userspace-tests/tests/proc_net_sdp.sh \
+	 userspace-tests/tests/module_lifecycle.sh
+
+.PHONY: all deps modules lint install uninstall userspace check demo shell clean
+
+all: modules
+
+deps:
+	@$(BED)/install-deps
+	@$(MAKE) --no-print-directory $(KSRC)/.extracted
+
+# Only the pieces of the kernel source the project uses: checkpatch and
+# the kselftest headers (never copied into the repository).
+$(KSRC)/.extracted: $(KSRC_TAR)
+	@rm -rf $(KSRC) && mkdir -p $(KSRC)
+	@tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+	@touch $@
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+lint: deps
+	@echo "lint: sparse C=2, W=1, checkpatch --strict on kmod/"
+	@mkdir -p $(BUILD)
+	@$(MAKE) -s -C $(KDIR) M=$(TOP) clean
+	@$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules >$(BUILD)/lint.log 2>&1 || \
+		{ cat $(BUILD)/lint.log; exit 1; }
+	@if grep -E 'warning:|error:' $(BUILD)/lint.log; then exit 1; fi
+	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KMOD_SRC)
+	@echo "lint: clean"
+
+# A fresh copy of the tree under /usr/src each time, so DKMS never builds
+# a stale one; built for the bed's kernel, not the running one.
+DKMS_SRC := /usr/src/sdp-$(VERSION)
+install: deps
+	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
+	@rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(DKMS_SRC)/
+	@mkdir -p $(BUILD)
+	@{ dkms add sdp/$(VERSION) && dkms build sdp/$(VERSION) -k $(KVER) && \
+	   dkms install sdp/$(VERSION) -k $(KVER) --force; } >$(BUILD)/dkms.log 2>&1 || \
+		{ cat $(BUILD)/dkms.log; echo "install: DKMS failed (log: $(BUILD)/dkms.log)"; exit 1; }
+	@echo "install: sdp $(VERSION) installed by DKMS for $(KVER)"
+
+uninstall:
+	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
+	@rm -rf /usr/src/sdp-$(VERSION)
+	@echo "sdp $(VERSION) removed from DKMS"
+
+userspace: deps $(TEST_BIN) $(TOOL_BIN)
+
+$(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread
+
+$(BUILD)/tools/%: userspace-tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread
+
+check: deps lint install userspace
+	@$(BED)/vm-run $(TESTS)
+
+demo: deps install userspace
+	@$(BED)/vm-run --demo
+
+shell: deps install userspace
+	@$(BED)/vm-run --shell
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(TOP) clean || true
+	rm -rf $(BUILD)
