@@ -49,7 +49,7 @@ static void sdp_proc_addr(struct seq_file *seq, const struct sock *sk,
 
 static int sdp_proc_show(struct seq_file *seq, void *v)
 {
-	struct net *net = seq_file_net(seq);
+	struct net *net = seq_file_single_net(seq);
 	struct sdp_sock *ssk;
 	int sl = 0;
 

@@ -22,10 +22,11 @@ ipv4_sockets_listed() {
     a=$(hex4 10.99.0.1) b=$(hex4 10.99.0.2):4853
     sdp_hold_start -p 18515
     listed "$b" "00000000:0000" 0A                  # the listener
-    listed "$b" "$a:[0-9A-F]{4}" 01                 # the accepted end
-    listed "$a:[0-9A-F]{4}" "$b" 01                 # the client
+    listed "$b" "$a:[0-9A-F][0-9A-F][0-9A-F][0-9A-F]" 01                 # the accepted end
+    listed "$a:[0-9A-F][0-9A-F][0-9A-F][0-9A-F]" "$b" 01                 # the client
     # the user's sockets carry its uid and a socket inode
-    awk -v b="$b" '$2 == b && $4 == "0A" { ok = $7 == 0 && $8 > 0 } END { exit !ok }' /proc/net/sdp
+    awk -v b="$b" '$2 == b && $4 == "0A" { ok = $6 == 0 && $7 > 0 } END { exit !ok }' /proc/net/sdp ||
+        { cat /proc/net/sdp; echo "the listener's uid or inode is wrong"; return 1; }
     sdp_hold_stop
     ! grep -q ":4853 " /proc/net/sdp || { cat /proc/net/sdp; echo "closed sockets still listed"; return 1; }
 }
