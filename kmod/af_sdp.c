@@ -366,9 +366,10 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	timeo = sock_rcvtimeo(lsk, flags & O_NONBLOCK);
 	add_wait_queue(sk_sleep(lsk), &wait);
 	for (;;) {
-		ret = -EINVAL;
-		if (lsk->sk_state != TCP_LISTEN)
+		if (lsk->sk_state != TCP_LISTEN) {
+			ret = sock_error(lsk) ? : -EINVAL;
 			break;
+		}
 		ret = 0;
 		if (!list_empty(&lssk->accept_queue))
 			break;

@@ -97,10 +97,11 @@ static const char *sdp_hello_ack_error(const struct rdma_cm_event *ev)
 }
 
 /*
- * Ends @sk's connection with @err (negative): the socket goes to TCP_CLOSE and its
- * callers see the error.  Takes the connection out of the socket and
- * frees it, if it is still the socket's and still on @id.  Returns what
- * the CM handler returns.
+ * Ends @sk's connection with @err (negative): the socket goes to TCP_CLOSE
+ * and its callers see the error; so does a listener whose device went
+ * away.  Takes the connection out of the socket and frees it, if it is
+ * still the socket's and still on @id.  Returns what the CM handler
+ * returns.
  */
 static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 {
@@ -109,7 +110,7 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
 		conn = sdp_conn_take(sk);
-	if (conn && sk->sk_state != TCP_CLOSE && sk->sk_state != TCP_LISTEN) {
+	if (conn && sk->sk_state != TCP_CLOSE) {
 		sk->sk_shutdown = SHUTDOWN_MASK;
 		sdp_set_error(sk, err);
 	}
