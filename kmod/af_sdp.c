@@ -35,6 +35,13 @@ unsigned int sdp_retry_count = 5;
 module_param_named(retry_count, sdp_retry_count, uint, 0444);
 MODULE_PARM_DESC(retry_count, "RC transport retries before a peer is dead (0-7)");
 
+unsigned int sdp_close_timeout_ms = 10000;
+module_param_named(close_timeout_ms, sdp_close_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(close_timeout_ms, "Time an orderly close may take before it aborts, in ms");
+
+/* Connection teardown work. */
+struct workqueue_struct *sdp_wq;
+
 static struct proto sdp_proto = {
 	.name		= "SDP",
 	.owner		= THIS_MODULE,
@@ -45,6 +52,7 @@ static const struct proto_ops sdp_ops;
 
 static void sdp_destruct(struct sock *sk)
 {
+	__skb_queue_purge(&sk->sk_receive_queue);
 	sdp_sock_list_del(sk);
 }
 
@@ -62,6 +70,7 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_type = SOCK_STREAM;
 	sk->sk_protocol = IPPROTO_TCP;
 	sk->sk_destruct = sdp_destruct;
+	sk->sk_write_space = sdp_write_space;
 
 	ssk = sdp_sk(sk);
 	ssk->addr_family = AF_INET;
@@ -145,6 +154,7 @@ static void sdp_child_destroy(struct sock *sk)
 	sdp_sk(sk)->parent = NULL;
 	release_sock(sk);
 
+	/* Never accepted: reset, as TCP resets its queued connections. */
 	sdp_conn_destroy(conn);
 	sock_put(lsk);
 	sock_put(sk);
@@ -154,7 +164,7 @@ static int sdp_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk, *child, *tmp;
-	struct sdp_conn *conn;
+	struct sdp_conn *conn = NULL;
 	LIST_HEAD(children);
 
 	if (!sk)
@@ -163,8 +173,13 @@ static int sdp_release(struct socket *sock)
 
 	lock_sock(sk);
 	list_splice_init(&ssk->accept_queue, &children);
-	conn = sdp_conn_take(sk);
-	sk->sk_state = TCP_CLOSE;
+	if (ssk->conn && sdp_connected(sk)) {
+		/* The connection closes on its own time, holding the socket. */
+		sdp_close_connected(sk);
+	} else {
+		conn = sdp_conn_take(sk);
+		sk->sk_state = TCP_CLOSE;
+	}
 	sk->sk_shutdown = SHUTDOWN_MASK;
 	sock_orphan(sk);
 	release_sock(sk);
@@ -428,6 +443,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 {
 	struct sock *sk = sock->sk;
 	int state = inet_sk_state_load(sk);
+	u8 shutdown = READ_ONCE(sk->sk_shutdown);
 	__poll_t mask = 0;
 
 	sock_poll_wait(file, sock, wait);
@@ -436,59 +452,32 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 		return list_empty_careful(&sdp_sk(sk)->accept_queue) ?
 		       0 : EPOLLIN | EPOLLRDNORM;
 
+	/* As tcp_poll(). */
+	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
+		mask |= EPOLLHUP;
+	if (shutdown & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
+		if (!skb_queue_empty_lockless(&sk->sk_receive_queue))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (!(shutdown & SEND_SHUTDOWN)) {
+			if (sdp_writable(sk) || state == TCP_CLOSE) {
+				mask |= EPOLLOUT | EPOLLWRNORM;
+			} else {
+				sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+				/* Space may have come since: look again. */
+				smp_mb__after_atomic();
+				if (sdp_writable(sk))
+					mask |= EPOLLOUT | EPOLLWRNORM;
+			}
+		} else {
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		}
+	}
 	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;
-	if (READ_ONCE(sk->sk_shutdown) == SHUTDOWN_MASK || state == TCP_CLOSE)
-		mask |= EPOLLHUP;
-	if (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN)
-		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
-	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV &&
-	    !(READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN))
-		mask |= EPOLLOUT | EPOLLWRNORM;
 	return mask;
-}
-
-static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
-{
-	return -ENOIOCTLCMD;
-}
-
-static int sdp_shutdown(struct socket *sock, int how)
-{
-	struct sock *sk = sock->sk;
-
-	/* SHUT_RD, SHUT_WR, SHUT_RDWR become RCV_SHUTDOWN, SEND_SHUTDOWN, both. */
-	how++;
-	if ((how & ~SHUTDOWN_MASK) || !how)
-		return -EINVAL;
-	if ((1 << inet_sk_state_load(sk)) & (TCPF_CLOSE | TCPF_SYN_SENT))
-		return -ENOTCONN;
-	/* Half-close needs the DisConn message of the data path. */
-	return -EOPNOTSUPP;
-}
-
-static int sdp_setsockopt(struct socket *sock, int level, int optname,
-			  sockptr_t optval, unsigned int optlen)
-{
-	return -ENOPROTOOPT;
-}
-
-static int sdp_getsockopt(struct socket *sock, int level, int optname,
-			  char __user *optval, int __user *optlen)
-{
-	return -ENOPROTOOPT;
-}
-
-/* Connection set-up only so far: the data path is not in this version. */
-static int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
-{
-	return -EOPNOTSUPP;
-}
-
-static int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
-		       int flags)
-{
-	return -EOPNOTSUPP;
 }
 
 static const struct proto_ops sdp_ops = {
@@ -510,6 +499,7 @@ static const struct proto_ops sdp_ops = {
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sock_no_mmap,
 	.sendpage	= sock_no_sendpage,
+	.read_sock	= sdp_read_sock,
 };
 
 static const struct net_proto_family sdp_family_ops = {
@@ -535,9 +525,12 @@ static int __init sdp_init(void)
 		return -EINVAL;
 	}
 
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	if (!sdp_wq)
+		return -ENOMEM;
 	ret = proto_register(&sdp_proto, 1);
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = sdp_proc_init();
 	if (ret)
 		goto err_proto;
@@ -553,6 +546,8 @@ err_proc:
 	sdp_proc_exit();
 err_proto:
 	proto_unregister(&sdp_proto);
+err_wq:
+	destroy_workqueue(sdp_wq);
 	return ret;
 }
 
@@ -561,6 +556,7 @@ static void __exit sdp_exit(void)
 	sock_unregister(PF_INET_SDP);
 	sdp_proc_exit();
 	proto_unregister(&sdp_proto);
+	destroy_workqueue(sdp_wq);
 }
 
 module_init(sdp_init);

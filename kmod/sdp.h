@@ -8,48 +8,60 @@
 
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <net/inet_sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
 #include <uapi/linux/sdp.h>
 
-/* One posted receive buffer. */
-struct sdp_rx_buf {
+/* One buffer of the receive or the send ring, DMA-mapped for its life. */
+struct sdp_buf {
 	void		*data;
 	u64		dma;
 	struct ib_cqe	cqe;
+	u32		len;	/* send: bytes posted */
 };
 
 /**
  * struct sdp_conn - the RDMA side of one connection
- * @sk: the socket it belongs to; a connection never outlives its socket
+ * @sk: the socket; the connection holds a reference on it
  * @id: the RDMA CM id; owns the QP
  * @pd: protection domain
  * @cq: one completion queue for sends and receives
  * @rx_ring: the receive buffers, sdp_rx_ring_size of them
- * @peer_bufs: the Bufs of the peer's Hello / HelloAck: our initial credits
- * @peer_rcv_size: the receive buffer size the peer announced
+ * @rx_free: receive buffers not posted, for want of receive space
+ * @rx_nfree: how many @rx_free holds
+ * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order
+ * @teardown: frees the connection; queued with a delay as the time limit
+ *	of an orderly close, or at once
+ * @dying: the teardown has begun: queue nothing more on the connection
+ * @aborted: aborted: what still arrives is not looked at
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
- * owns the connection and tears it down; the completion handler holds
- * the connection, not the socket, as its context.
+ * owns the connection and frees it.  The completion handlers have the
+ * connection as their context; they take the socket lock and act only
+ * while the connection is still the socket's.
  */
 struct sdp_conn {
 	struct sock		*sk;
 	struct rdma_cm_id	*id;
 	struct ib_pd		*pd;
 	struct ib_cq		*cq;
-	struct sdp_rx_buf	*rx_ring;
-	u16			peer_bufs;
-	u32			peer_rcv_size;
+	struct sdp_buf		*rx_ring;
+	struct sdp_buf		**rx_free;
+	u32			rx_nfree;
+	struct sdp_buf		*tx_ring;
+	struct delayed_work	teardown;
+	bool			dying;
+	bool			aborted;
 };
 
 /**
  * struct sdp_sock - an AF_INET_SDP socket
  * @isk: the inet socket; sk_state holds TCP state numbers
  * @node: entry in sdp_sock_list, for /proc/net/sdp
- * @conn: the RDMA connection; NULL once torn down
+ * @conn: the RDMA connection; NULL before it exists and once torn down
  * @addr_family: AF_INET or AF_INET6: the family of the addresses the
  *	socket was bound or connected with, and so of getname() results
  * @bound: bind() succeeded; a new CM id is bound to the same address
@@ -57,24 +69,39 @@ struct sdp_conn {
  *	accepted
  * @accept_node: child: entry in the listener's accept_queue
  * @parent: child: the listener, referenced, until accept() takes the child
+ * @peer_rcv_size: the receive buffer size the peer announced
+ * @tx_mseq: MSeq of the last message sent
+ * @tx_credits: messages the peer has buffers for now
+ * @tx_head: send ring slots used so far (the next one: modulo the size)
+ * @tx_tail: send ring slots completed so far
+ * @rx_mseq: MSeq of the last message received
+ * @rx_posted: receive buffers posted
+ * @rx_adv: rx_posted as the Bufs of our last message told the peer
+ * @rx_since_adv: messages received since that message
+ * @rx_queued: bytes received and not yet read (SIOCINQ)
+ * @disconn_pending: a DisConn waits for credits
+ * @disconn_sent: our DisConn is posted
+ * @disconn_rcvd: the peer's DisConn arrived
+ * @nodelay, @cork, @user_mss, @keepidle, @keepintvl, @keepcnt,
+ * @user_timeout: the TCP-level options, as set
  *
- * Locking: the socket lock (lock_sock) serialises everything a socket
- * call and the RDMA CM event handler do to the socket: sk_state, @conn
- * and the verbs objects in it, the listener's @accept_queue and
- * sk_ack_backlog.  The CM handler runs in process context with the CM
- * id's handler mutex held and takes the socket lock inside it; so the
- * socket calls never call into the CM while holding the socket lock in a
- * way that waits for a handler (rdma_destroy_id()).  A child's handler
- * may take the listener's socket lock while holding the child's: lock
- * order is child, then listener.
+ * Locking: the socket lock (lock_sock) serialises everything the socket
+ * calls, the RDMA CM event handler and the completion handlers do to the
+ * socket: sk_state, @conn and what hangs off it, the credit and sequence
+ * state, the listener's @accept_queue and sk_ack_backlog.  All of them run
+ * in process context.  The CM handler runs with the CM id's handler mutex
+ * held and takes the socket lock inside it, so nothing that holds the
+ * socket lock waits for a CM handler (rdma_destroy_id()) or for the
+ * completion queue (ib_drain_qp()).  No two socket locks are held at once.
+ * poll() reads the state without the lock, as tcp_poll() does.
  *
  * Lifetime: sk_alloc() gives the reference that the owner holds: the
  * struct socket for a user socket; the CM id for a passive child until
- * it is established; the listener's accept queue after that.  A CM
- * handler never outlives the socket: every path that frees the socket
- * first destroys the CM id, which waits for the running handler, and
- * SOCK_DEAD (set under the socket lock) stops a handler from creating
- * anything new once teardown has begun.
+ * it is established; the listener's accept queue after that.  A
+ * connection holds one more, so an orphaned socket lives until its
+ * connection is torn down.  Every path that frees a connection first
+ * destroys its CM id, which waits for the running handler, and drains
+ * its QP, which waits for the completion handlers.
  */
 struct sdp_sock {
 	struct inet_sock	isk;
@@ -85,6 +112,28 @@ struct sdp_sock {
 	struct list_head	accept_queue;
 	struct list_head	accept_node;
 	struct sock		*parent;
+
+	u32			peer_rcv_size;
+	u32			tx_mseq;
+	int			tx_credits;
+	u32			tx_head;
+	u32			tx_tail;
+	u32			rx_mseq;
+	u32			rx_posted;
+	u32			rx_adv;
+	u32			rx_since_adv;
+	u32			rx_queued;
+	bool			disconn_pending;
+	bool			disconn_sent;
+	bool			disconn_rcvd;
+
+	bool			nodelay;
+	bool			cork;
+	int			user_mss;
+	int			keepidle;
+	int			keepintvl;
+	int			keepcnt;
+	u32			user_timeout;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
@@ -92,12 +141,21 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 	return (struct sdp_sock *)sk;
 }
 
+/* Where received bytes start in an skb of the receive queue. */
+struct sdp_skb_cb {
+	u32	offset;
+};
+
+#define SDP_SKB_CB(skb)	((struct sdp_skb_cb *)&((skb)->cb[0]))
+
 /* Module parameters (af_sdp.c). */
 extern unsigned int sdp_rx_ring_size;
 extern unsigned int sdp_rx_buf_size;
 extern unsigned int sdp_tx_ring_size;
 extern unsigned int sdp_resolve_timeout_ms;
 extern unsigned int sdp_retry_count;
+extern unsigned int sdp_close_timeout_ms;
+extern struct workqueue_struct *sdp_wq;
 
 /* af_sdp.c */
 struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
@@ -118,9 +176,45 @@ int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
 /* sdp_conn.c */
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn);
+void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);
 void sdp_conn_free_verbs(struct sdp_conn *conn);
+void sdp_conn_free(struct sdp_conn *conn);
 void sdp_conn_destroy(struct sdp_conn *conn);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
+void sdp_conn_teardown(struct sock *sk, unsigned long delay);
+
+/* sdp_rx.c */
+void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx);
+void sdp_rx_consumed(struct sock *sk);
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+		int flags);
+int sdp_read_sock(struct sock *sk, read_descriptor_t *desc,
+		  sk_read_actor_t recv_actor);
+
+/* sdp_tx.c */
+void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+bool sdp_writable(const struct sock *sk);
+void sdp_write_space(struct sock *sk);
+void sdp_tx_wakeup(struct sock *sk);
+void sdp_tx_control(struct sock *sk);
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+
+/* sdp_close.c */
+int sdp_shutdown(struct socket *sock, int how);
+void sdp_send_shutdown(struct sock *sk);
+void sdp_disconn_rcvd(struct sock *sk);
+void sdp_check_closed(struct sock *sk);
+bool sdp_connected(const struct sock *sk);
+void sdp_close_connected(struct sock *sk);
+void sdp_abort(struct sock *sk, int err, const char *why);
+
+/* sdp_opt.c */
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen);
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen);
+int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg);
 
 /* sdp_proc.c */
 void sdp_sock_list_add(struct sock *sk);

@@ -118,9 +118,23 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 
 	if (!conn)
 		return 0;
+	cancel_delayed_work_sync(&conn->teardown);
 	sdp_conn_free_verbs(conn);
-	kfree(conn);
+	sdp_conn_free(conn);
 	return 1;
+}
+
+/*
+ * The peer disconnected, or the device is going away: tear the connection
+ * down, letting what already arrived be read.
+ */
+static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id)
+{
+	lock_sock(sk);
+	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
+		sdp_conn_teardown(sk, 0);
+	release_sock(sk);
+	return 0;
 }
 
 /* A passive child that never got established, or whose listener is gone. */
@@ -143,7 +157,7 @@ static int sdp_child_abort(struct sock *sk)
 
 	if (conn) {
 		sdp_conn_free_verbs(conn);
-		kfree(conn);
+		sdp_conn_free(conn);
 	}
 	sock_put(sk);
 	return 1;
@@ -209,8 +223,8 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 	lock_sock(sk);
 	conn = sdp_sk(sk)->conn;
 	if (sk->sk_state == TCP_SYN_SENT && conn && conn->id == id) {
-		conn->peer_bufs = ntohs(ack->bsdh.bufs);
-		conn->peer_rcv_size = ntohl(ack->hah.act_rcv_sz);
+		sdp_conn_start(sk, ntohs(ack->bsdh.bufs),
+			       ntohl(ack->hah.act_rcv_sz));
 		sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 		sk->sk_state = TCP_ESTABLISHED;
 		if (sk->sk_socket)
@@ -297,11 +311,11 @@ static int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 	sdp_set_remote(sk, (struct sockaddr *)&id->route.addr.dst_addr);
 	sk->sk_state = TCP_SYN_RECV;
-	conn->peer_bufs = ntohs(hello->bsdh.bufs);
-	conn->peer_rcv_size = ntohl(hello->hh.local_rcv_sz);
 
 	ret = sdp_conn_create_qp(conn);
 	if (!ret) {
+		sdp_conn_start(sk, ntohs(hello->bsdh.bufs),
+			       ntohl(hello->hh.local_rcv_sz));
 		sdp_fill_bsdh(&ack.bsdh, SDP_MID_HELLO_ACK, sizeof(ack));
 		memset(&ack.hah, 0, sizeof(ack.hah));
 		ack.hah.majv_minv = SDP_MAJV_MINV;
@@ -368,6 +382,8 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		/* A child that was never established was never accepted. */
 		if (sdp_sk(sk)->parent && sk->sk_state == TCP_SYN_RECV)
 			return sdp_child_abort(sk);
+		if (sdp_connected(sk))
+			return sdp_cm_disconnected(sk, id);
 		return sdp_cm_fail(sk, id, sdp_cm_error(ev->event, ev->status));
 	default:
 		return 0;

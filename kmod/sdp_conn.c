@@ -1,115 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The verbs objects of one SDP connection: protection domain, completion
- * queue, the RC queue pair owned by the RDMA CM id, and the ring of
- * receive buffers posted on it.
+ * queue, the RC queue pair owned by the RDMA CM id, the receive ring
+ * posted on it and the send ring; and the connection's teardown.
  */
 #include <linux/slab.h>
 
 #include "sdp.h"
 #include "sdp_wire.h"
 
-static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct sdp_conn *conn = cq->cq_context;
-	struct sdp_rx_buf *rx = container_of(wc->wr_cqe, struct sdp_rx_buf, cqe);
-	struct sdp_bsdh *bsdh = rx->data;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn_ratelimited("sdp: receive failed: %s\n",
-					    ib_wc_status_msg(wc->status));
-		return;
-	}
-
-	/*
-	 * Connection set-up is all this version speaks; anything on the wire
-	 * after the Hello exchange is a message it does not implement, which
-	 * the protocol says is an error.
-	 */
-	ib_dma_sync_single_for_cpu(cq->device, rx->dma, sdp_rx_buf_size,
-				   DMA_FROM_DEVICE);
-	pr_warn_ratelimited("sdp: unexpected message id %#x, aborting\n",
-			    wc->byte_len >= sizeof(*bsdh) ? bsdh->mid : 0);
-	rdma_disconnect(conn->id);
-}
-
 static void sdp_qp_event(struct ib_event *event, void *context)
 {
 	pr_warn_ratelimited("sdp: QP event %s\n", ib_event_msg(event->event));
 }
 
-static int sdp_rx_post(struct sdp_conn *conn, struct sdp_rx_buf *rx)
+static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
+			  unsigned int n, enum dma_data_direction dir)
 {
-	struct ib_sge sge = {
-		.addr	= rx->dma,
-		.length	= sdp_rx_buf_size,
-		.lkey	= conn->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe		= &rx->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-	};
-
-	return ib_post_recv(conn->id->qp, &wr, NULL);
-}
-
-static void sdp_rx_ring_free(struct sdp_conn *conn)
-{
-	struct ib_device *dev = conn->id->device;
 	unsigned int i;
 
-	if (!conn->rx_ring)
+	if (!ring)
 		return;
-	for (i = 0; i < sdp_rx_ring_size; i++) {
-		struct sdp_rx_buf *rx = &conn->rx_ring[i];
-
-		if (!rx->data)
-			break;
-		ib_dma_unmap_single(dev, rx->dma, sdp_rx_buf_size,
-				    DMA_FROM_DEVICE);
-		kfree(rx->data);
+	for (i = 0; i < n && ring[i].data; i++) {
+		ib_dma_unmap_single(dev, ring[i].dma, sdp_rx_buf_size, dir);
+		kfree(ring[i].data);
 	}
-	kfree(conn->rx_ring);
-	conn->rx_ring = NULL;
+	kfree(ring);
 }
 
-static int sdp_rx_ring_fill(struct sdp_conn *conn)
+static struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
+				      enum dma_data_direction dir,
+				      void (*done)(struct ib_cq *cq,
+						   struct ib_wc *wc))
 {
-	struct ib_device *dev = conn->id->device;
+	struct sdp_buf *ring = kcalloc(n, sizeof(*ring), GFP_KERNEL);
 	unsigned int i;
-	int ret;
 
-	conn->rx_ring = kcalloc(sdp_rx_ring_size, sizeof(*conn->rx_ring),
-				GFP_KERNEL);
-	if (!conn->rx_ring)
-		return -ENOMEM;
-
-	for (i = 0; i < sdp_rx_ring_size; i++) {
-		struct sdp_rx_buf *rx = &conn->rx_ring[i];
+	if (!ring)
+		return NULL;
+	for (i = 0; i < n; i++) {
 		void *data = kmalloc(sdp_rx_buf_size, GFP_KERNEL);
 
 		if (!data)
-			return -ENOMEM;
-		rx->dma = ib_dma_map_single(dev, data, sdp_rx_buf_size,
-					    DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(dev, rx->dma)) {
+			goto err;
+		ring[i].dma = ib_dma_map_single(dev, data, sdp_rx_buf_size, dir);
+		if (ib_dma_mapping_error(dev, ring[i].dma)) {
 			kfree(data);
-			return -ENOMEM;
+			goto err;
 		}
-		rx->data = data;
-		rx->cqe.done = sdp_rx_done;
-		ret = sdp_rx_post(conn, rx);
-		if (ret)
-			return ret;
+		ring[i].data = data;
+		ring[i].cqe.done = done;
 	}
-	return 0;
+	return ring;
+err:
+	sdp_ring_free(dev, ring, n, dir);
+	return NULL;
 }
+
+static void sdp_teardown_work(struct work_struct *work);
 
 /*
  * Allocates the connection of @sk around @id, or around a new CM id in the
- * socket's namespace when @id is NULL.
+ * socket's namespace when @id is NULL.  The connection holds a reference
+ * on the socket.
  */
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 {
@@ -117,7 +70,6 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	conn->sk = sk;
 	if (!id)
 		id = rdma_create_id(sock_net(sk), sdp_cm_handler, sk,
 				    RDMA_PS_TCP, IB_QPT_RC);
@@ -125,15 +77,18 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 		kfree(conn);
 		return ERR_CAST(id);
 	}
+	conn->sk = sk;
 	conn->id = id;
+	INIT_DELAYED_WORK(&conn->teardown, sdp_teardown_work);
+	sock_hold(sk);
 	return conn;
 }
 
 /*
  * Creates the verbs objects on the device the CM id was resolved to, and
  * posts the receive ring: both sides do this before sending Hello /
- * HelloAck, whose Bufs field announces the ring.  On failure the caller
- * frees what was made with sdp_conn_free_verbs().
+ * HelloAck, whose Bufs field announces the ring.  Socket lock held.  On
+ * failure the caller frees what was made with sdp_conn_free_verbs().
  */
 int sdp_conn_create_qp(struct sdp_conn *conn)
 {
@@ -151,6 +106,7 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 			.max_recv_sge	= 1,
 		},
 	};
+	unsigned int i;
 	int ret;
 
 	conn->pd = ib_alloc_pd(id->device, 0);
@@ -175,23 +131,73 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 	if (ret)
 		return ret;
 
-	return sdp_rx_ring_fill(conn);
+	conn->rx_free = kcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
+				GFP_KERNEL);
+	conn->rx_ring = sdp_ring_alloc(id->device, sdp_rx_ring_size,
+				       DMA_FROM_DEVICE, sdp_rx_done);
+	conn->tx_ring = sdp_ring_alloc(id->device, sdp_tx_ring_size,
+				       DMA_TO_DEVICE, sdp_tx_done);
+	if (!conn->rx_free || !conn->rx_ring || !conn->tx_ring)
+		return -ENOMEM;
+
+	sdp_sk(conn->sk)->rx_posted = 0;
+	for (i = 0; i < sdp_rx_ring_size; i++) {
+		ret = sdp_rx_post(conn, &conn->rx_ring[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /*
- * Frees the verbs objects, leaving the CM id.  The QP is flushed and its
- * completions reaped first, so no completion handler touches a buffer
- * after it is freed.  Must not be called with the socket lock held.
+ * The connection is up: the peer's Hello or HelloAck gave the credits we
+ * start with and the largest message it takes.  Socket lock held.
+ */
+void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	ssk->peer_rcv_size = min(peer_rcv_size, sdp_rx_buf_size);
+	ssk->tx_credits = peer_bufs;
+	ssk->tx_mseq = 0;
+	ssk->tx_head = 0;
+	ssk->tx_tail = 0;
+	ssk->rx_mseq = 0;
+	ssk->rx_adv = ssk->rx_posted;
+	ssk->rx_since_adv = 0;
+	ssk->disconn_pending = false;
+	ssk->disconn_sent = false;
+	ssk->disconn_rcvd = false;
+}
+
+/* Flushes the QP and reaps its completions; the handlers see them all. */
+static void sdp_conn_drain(struct sdp_conn *conn)
+{
+	if (conn->id->qp)
+		ib_drain_qp(conn->id->qp);
+}
+
+/*
+ * Frees the verbs objects, leaving the CM id.  The QP is drained first,
+ * so no completion handler touches a buffer after it is freed.  Must not
+ * be called with the socket lock held.
  */
 void sdp_conn_free_verbs(struct sdp_conn *conn)
 {
 	struct rdma_cm_id *id = conn->id;
 
 	if (id->qp) {
-		ib_drain_qp(id->qp);
+		sdp_conn_drain(conn);
 		rdma_destroy_qp(id);
 	}
-	sdp_rx_ring_free(conn);
+	sdp_ring_free(id->device, conn->rx_ring, sdp_rx_ring_size,
+		      DMA_FROM_DEVICE);
+	sdp_ring_free(id->device, conn->tx_ring, sdp_tx_ring_size,
+		      DMA_TO_DEVICE);
+	kfree(conn->rx_free);
+	conn->rx_ring = NULL;
+	conn->tx_ring = NULL;
+	conn->rx_free = NULL;
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
@@ -202,27 +208,104 @@ void sdp_conn_free_verbs(struct sdp_conn *conn)
 	}
 }
 
+/* Frees what is left of a connection whose CM id is gone or going. */
+void sdp_conn_free(struct sdp_conn *conn)
+{
+	struct sock *sk = conn->sk;
+
+	kfree(conn);
+	sock_put(sk);
+}
+
+static void __sdp_conn_destroy(struct sdp_conn *conn)
+{
+	if (conn->id->qp)
+		rdma_disconnect(conn->id);
+	sdp_conn_free_verbs(conn);
+	rdma_destroy_id(conn->id);
+	sdp_conn_free(conn);
+}
+
 /*
- * Tears the connection down and frees it, CM id included.  Waits for a
- * running CM handler, so it must not be called with the socket lock held
- * nor from a CM handler.
+ * Tears a connection taken with sdp_conn_take() down and frees it, CM id
+ * included.  Waits for a CM handler and the teardown work, so it must not
+ * be called with the socket lock held nor from a CM handler of this id.
  */
 void sdp_conn_destroy(struct sdp_conn *conn)
 {
 	if (!conn)
 		return;
-	if (conn->id->qp)
-		rdma_disconnect(conn->id);
-	sdp_conn_free_verbs(conn);
-	rdma_destroy_id(conn->id);
-	kfree(conn);
+	cancel_delayed_work_sync(&conn->teardown);
+	__sdp_conn_destroy(conn);
 }
 
-/* Takes the connection out of @sk: the caller owns it.  Socket lock held. */
+/*
+ * Takes the connection out of @sk: the caller owns it and must free it.
+ * NULL if there is none, or if its teardown has begun (the teardown owns
+ * it).  Socket lock held.
+ */
 struct sdp_conn *sdp_conn_take(struct sock *sk)
 {
 	struct sdp_conn *conn = sdp_sk(sk)->conn;
 
+	if (!conn || conn->dying)
+		return NULL;
 	sdp_sk(sk)->conn = NULL;
 	return conn;
+}
+
+/*
+ * Queues the teardown of @sk's connection after @delay jiffies (0: now;
+ * an earlier request stands when it is sooner).  Socket lock held.
+ */
+void sdp_conn_teardown(struct sock *sk, unsigned long delay)
+{
+	struct sdp_conn *conn = sdp_sk(sk)->conn;
+
+	if (!conn || conn->dying)
+		return;
+	if (delay)
+		queue_delayed_work(sdp_wq, &conn->teardown, delay);
+	else
+		mod_delayed_work(sdp_wq, &conn->teardown, 0);
+}
+
+/*
+ * Ends a connection for good: disconnects, lets the completion handlers
+ * see everything that arrived, then detaches the connection from the
+ * socket, which is closed (reset, unless both DisConns went through), and
+ * frees it.
+ */
+static void sdp_teardown_work(struct work_struct *work)
+{
+	struct sdp_conn *conn = container_of(to_delayed_work(work),
+					     struct sdp_conn, teardown);
+	struct sock *sk = conn->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	lock_sock(sk);
+	if (ssk->conn != conn || conn->dying) {
+		release_sock(sk);
+		return;		/* taken by a socket call, which frees it */
+	}
+	conn->dying = true;
+	release_sock(sk);
+
+	rdma_disconnect(conn->id);
+	sdp_conn_drain(conn);
+
+	lock_sock(sk);
+	ssk->conn = NULL;
+	ssk->tx_credits = 0;
+	if (!(ssk->disconn_sent && ssk->disconn_rcvd) && !sk->sk_err &&
+	    sk->sk_state != TCP_CLOSE)
+		sk->sk_err = ECONNRESET;
+	sk->sk_shutdown = SHUTDOWN_MASK;
+	sk->sk_state = TCP_CLOSE;
+	if (sk->sk_err)
+		sk_error_report(sk);
+	sk->sk_state_change(sk);
+	release_sock(sk);
+
+	__sdp_conn_destroy(conn);
 }

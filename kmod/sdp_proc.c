@@ -64,7 +64,8 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 		sdp_proc_addr(seq, sk, false);
 		sdp_proc_addr(seq, sk, true);
 		seq_printf(seq, " %02X %08X:%08X %5u %lu\n",
-			   inet_sk_state_load(sk), 0, 0,
+			   inet_sk_state_load(sk), READ_ONCE(sk->sk_wmem_queued),
+			   READ_ONCE(ssk->rx_queued),
 			   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
 			   sock_i_ino(sk));
 	}

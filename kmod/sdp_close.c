@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP connection release: DisConn is the FIN, with TCP's states on the
+ * way (FIN_WAIT1/2, CLOSE_WAIT, LAST_ACK, CLOSING); the connection is
+ * torn down once both DisConns went through, or when the time limit of
+ * an orderly close runs out.  An abort tears it down at once, and the
+ * peer, seeing the CM disconnect without a DisConn, reads ECONNRESET.
+ */
+#include <linux/jiffies.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "sdp.h"
+
+/* Orderly close: our side is done sending.  Socket lock held. */
+void sdp_send_shutdown(struct sock *sk)
+{
+	if (sk->sk_state == TCP_ESTABLISHED)
+		sk->sk_state = TCP_FIN_WAIT1;
+	else if (sk->sk_state == TCP_CLOSE_WAIT)
+		sk->sk_state = TCP_LAST_ACK;
+	else
+		return;
+	sk->sk_shutdown |= SEND_SHUTDOWN;
+	sdp_sk(sk)->disconn_pending = true;
+	sdp_tx_control(sk);
+}
+
+/* The peer's DisConn: EOF after the data before it.  Socket lock held. */
+void sdp_disconn_rcvd(struct sock *sk)
+{
+	sdp_sk(sk)->disconn_rcvd = true;
+	sk->sk_shutdown |= RCV_SHUTDOWN;
+	sock_set_flag(sk, SOCK_DONE);
+	switch (sk->sk_state) {
+	case TCP_ESTABLISHED:
+		sk->sk_state = TCP_CLOSE_WAIT;
+		break;
+	case TCP_FIN_WAIT1:
+		sk->sk_state = TCP_CLOSING;
+		break;
+	case TCP_FIN_WAIT2:
+		sk->sk_state = TCP_TIME_WAIT;
+		break;
+	}
+	sk->sk_state_change(sk);
+	sdp_check_closed(sk);
+}
+
+/* Both DisConns went through and nothing is in flight: tear down. */
+void sdp_check_closed(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (ssk->disconn_sent && ssk->disconn_rcvd &&
+	    ssk->tx_head == ssk->tx_tail)
+		sdp_conn_teardown(sk, 0);
+}
+
+/*
+ * Aborts the connection: its users see @err (negative), the peer
+ * ECONNRESET.  @why, when given, is a protocol error of the peer's, logged.
+ * Socket lock held.
+ */
+void sdp_abort(struct sock *sk, int err, const char *why)
+{
+	struct sockaddr_storage peer;
+
+	if (why) {
+		sdp_fill_sockaddr(sk, (struct sockaddr *)&peer, true);
+		pr_warn_ratelimited("sdp: %pISpc: %s, connection aborted\n",
+				    &peer, why);
+	}
+	if (!sk->sk_err) {
+		sk->sk_err = -err;
+		sk_error_report(sk);
+	}
+	sk->sk_shutdown = SHUTDOWN_MASK;
+	sdp_sk(sk)->tx_credits = 0;
+	if (sdp_sk(sk)->conn)
+		sdp_sk(sk)->conn->aborted = true;
+	sdp_conn_teardown(sk, 0);
+}
+
+/* The states in which a connection is up, or closing in order. */
+#define SDP_CONNECTED_STATES (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT | \
+			      TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | TCPF_CLOSING | \
+			      TCPF_LAST_ACK | TCPF_TIME_WAIT)
+
+bool sdp_connected(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & SDP_CONNECTED_STATES;
+}
+
+/*
+ * close() of a connected socket: as tcp_close(), unread data or a zero
+ * SO_LINGER abort; otherwise DisConn, and the connection outlives the
+ * socket until the peer answers or the time limit runs out.  A non-zero
+ * SO_LINGER waits for the answer that long.  Socket lock held.
+ */
+void sdp_close_connected(struct sock *sk)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	long timeo;
+
+	if (sdp_sk(sk)->rx_queued ||
+	    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		sdp_abort(sk, -ECONNRESET, NULL);
+		return;
+	}
+
+	sdp_send_shutdown(sk);
+	sdp_conn_teardown(sk, msecs_to_jiffies(sdp_close_timeout_ms));
+	sdp_check_closed(sk);
+
+	if (!sock_flag(sk, SOCK_LINGER))
+		return;
+	timeo = sk->sk_lingertime;
+	add_wait_queue(sk_sleep(sk), &wait);
+	while ((1 << sk->sk_state) & (TCPF_FIN_WAIT1 | TCPF_CLOSING |
+				       TCPF_LAST_ACK)) {
+		if (!timeo || signal_pending(current))
+			break;
+		sk_wait_event(sk, &timeo, !((1 << sk->sk_state) &
+			      (TCPF_FIN_WAIT1 | TCPF_CLOSING | TCPF_LAST_ACK)),
+			      &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+}
+
+/* Follows inet_shutdown(). */
+int sdp_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	int err = 0;
+
+	/* SHUT_RD, SHUT_WR, SHUT_RDWR become RCV_SHUTDOWN, SEND_SHUTDOWN, both. */
+	how++;
+	if ((how & ~SHUTDOWN_MASK) || !how)
+		return -EINVAL;
+
+	lock_sock(sk);
+	if (sock->state == SS_CONNECTING) {
+		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV |
+					   TCPF_CLOSE))
+			sock->state = SS_DISCONNECTING;
+		else
+			sock->state = SS_CONNECTED;
+	}
+
+	switch (sk->sk_state) {
+	case TCP_CLOSE:
+		err = -ENOTCONN;
+		sk->sk_shutdown |= how;
+		break;
+	case TCP_LISTEN:
+	case TCP_SYN_SENT:
+		/* TCP would disconnect; SDP has no way to yet. */
+		err = -EOPNOTSUPP;
+		break;
+	default:
+		sk->sk_shutdown |= how;
+		if (how & SEND_SHUTDOWN)
+			sdp_send_shutdown(sk);
+		break;
+	}
+	sk->sk_state_change(sk);
+	release_sock(sk);
+	return err;
+}

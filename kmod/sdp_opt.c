@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP socket options at the SOL_TCP level, and the ioctls TCP answers.
+ * SOL_SOCKET options are the core's (sock_setsockopt()).
+ */
+#include <linux/ioctl.h>
+#include <linux/sockios.h>
+#include <asm/ioctls.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "sdp.h"
+#include "sdp_wire.h"
+
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int val, err = 0;
+
+	if (level != SOL_TCP)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+
+	lock_sock(sk);
+	switch (optname) {
+	case TCP_NODELAY:
+		/* Every send goes out at once: there is no Nagle to turn off. */
+		ssk->nodelay = !!val;
+		break;
+	case TCP_CORK:
+		ssk->cork = !!val;
+		break;
+	case TCP_MAXSEG:
+		if (val && (val < TCP_MIN_MSS || val > MAX_TCP_WINDOW))
+			err = -EINVAL;
+		else
+			ssk->user_mss = val;
+		break;
+	case TCP_KEEPIDLE:
+		if (val < 1 || val > MAX_TCP_KEEPIDLE)
+			err = -EINVAL;
+		else
+			ssk->keepidle = val;
+		break;
+	case TCP_KEEPINTVL:
+		if (val < 1 || val > MAX_TCP_KEEPINTVL)
+			err = -EINVAL;
+		else
+			ssk->keepintvl = val;
+		break;
+	case TCP_KEEPCNT:
+		if (val < 1 || val > MAX_TCP_KEEPCNT)
+			err = -EINVAL;
+		else
+			ssk->keepcnt = val;
+		break;
+	case TCP_USER_TIMEOUT:
+		if (val < 0)
+			err = -EINVAL;
+		else
+			ssk->user_timeout = val;
+		break;
+	default:
+		err = -ENOPROTOOPT;
+		break;
+	}
+	release_sock(sk);
+	return err;
+}
+
+/* TCP_MAXSEG: the largest payload of a message, once connected. */
+static int sdp_maxseg(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+	int max;
+
+	if (!ssk->peer_rcv_size || sk->sk_state == TCP_CLOSE ||
+	    sk->sk_state == TCP_LISTEN)
+		return ssk->user_mss ? : TCP_MSS_DEFAULT;
+	max = ssk->peer_rcv_size - sizeof(struct sdp_bsdh);
+	return ssk->user_mss ? min(max, ssk->user_mss) : max;
+}
+
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct net *net = sock_net(sk);
+	int val, len;
+
+	if (level != SOL_TCP)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	len = min_t(unsigned int, len, sizeof(int));
+
+	lock_sock(sk);
+	switch (optname) {
+	case TCP_NODELAY:
+		val = ssk->nodelay;
+		break;
+	case TCP_CORK:
+		val = ssk->cork;
+		break;
+	case TCP_MAXSEG:
+		val = sdp_maxseg(sk);
+		break;
+	case TCP_KEEPIDLE:
+		val = ssk->keepidle ? :
+		      READ_ONCE(net->ipv4.sysctl_tcp_keepalive_time) / HZ;
+		break;
+	case TCP_KEEPINTVL:
+		val = ssk->keepintvl ? :
+		      READ_ONCE(net->ipv4.sysctl_tcp_keepalive_intvl) / HZ;
+		break;
+	case TCP_KEEPCNT:
+		val = ssk->keepcnt ? :
+		      READ_ONCE(net->ipv4.sysctl_tcp_keepalive_probes);
+		break;
+	case TCP_USER_TIMEOUT:
+		val = ssk->user_timeout;
+		break;
+	default:
+		release_sock(sk);
+		return -ENOPROTOOPT;
+	}
+	release_sock(sk);
+
+	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+		return -EFAULT;
+	return 0;
+}
+
+int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int answ;
+
+	switch (cmd) {
+	case SIOCINQ:
+	case SIOCOUTQ:
+	case SIOCOUTQNSD:
+		if (sk->sk_state == TCP_LISTEN)
+			return -EINVAL;
+		break;
+	default:
+		return -ENOIOCTLCMD;
+	}
+
+	lock_sock(sk);
+	if (cmd == SIOCINQ)
+		answ = ssk->rx_queued;
+	else if (cmd == SIOCOUTQ)	/* sent, not yet at the peer */
+		answ = sk->sk_wmem_queued -
+		       (ssk->tx_head - ssk->tx_tail) * sizeof(struct sdp_bsdh);
+	else				/* every byte is posted as it is written */
+		answ = 0;
+	release_sock(sk);
+	return put_user(answ, (int __user *)arg);
+}

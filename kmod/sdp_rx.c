@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP receive path: messages arriving in the posted receive buffers, the
+ * checks a peer's message must pass, the receive queue that recvmsg() and
+ * read_sock() consume, and the credits returned to the peer as buffers
+ * are reposted.
+ *
+ * Received payload is copied out of the ring into an skb on
+ * sk_receive_queue, so a ring buffer goes back to the peer at once while
+ * there is receive space; when there is none, the buffer waits on
+ * conn->rx_free until the reader makes room, and the peer runs out of
+ * credits: that is the flow control.
+ */
+#include <linux/skbuff.h>
+#include <net/sock.h>
+
+#include "sdp.h"
+#include "sdp_wire.h"
+
+/* Buffers posted whatever the receive space: a peer needs two to send. */
+#define SDP_RX_MIN_POSTED	2
+
+int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
+{
+	struct ib_sge sge = {
+		.addr	= rx->dma,
+		.length	= sdp_rx_buf_size,
+		.lkey	= conn->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &rx->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	int ret;
+
+	ret = ib_post_recv(conn->id->qp, &wr, NULL);
+	if (!ret)
+		sdp_sk(conn->sk)->rx_posted++;
+	return ret;
+}
+
+/* Room for one more posted buffer, counting what waits to be read. */
+static bool sdp_rx_has_room(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (ssk->rx_posted < SDP_RX_MIN_POSTED && !ssk->rx_queued)
+		return true;
+	return atomic_read(&sk->sk_rmem_alloc) +
+	       (ssk->rx_posted + 1) * sdp_rx_buf_size <= READ_ONCE(sk->sk_rcvbuf);
+}
+
+/* Reposts the buffers that wait for receive space, as far as it allows. */
+static void sdp_rx_refill(struct sock *sk, struct sdp_conn *conn)
+{
+	while (conn->rx_nfree && !conn->dying && sdp_rx_has_room(sk)) {
+		if (sdp_rx_post(conn, conn->rx_free[conn->rx_nfree - 1]))
+			break;
+		conn->rx_nfree--;
+	}
+}
+
+/* Returns why the message in @rx is a protocol error, or NULL. */
+static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
+				u32 byte_len)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (byte_len < sizeof(*bsdh) || ntohl(bsdh->len) < sizeof(*bsdh))
+		return "message shorter than its header";
+	if (ntohl(bsdh->len) != byte_len)
+		return "length field does not match the message";
+	if (ntohl(bsdh->mseq) != ssk->rx_mseq + 1)
+		return "sequence number out of order";
+	if ((s32)(ssk->tx_mseq - ntohl(bsdh->mseq_ack)) < 0)
+		return "acknowledges a message never sent";
+	if (ssk->rx_since_adv >= ssk->rx_adv)
+		return "sent without credit";
+	if (ssk->rx_since_adv + 1 == ssk->rx_adv && byte_len > sizeof(*bsdh))
+		return "payload on the last credit";
+	/* After DisConn, credit updates only. */
+	if (ssk->disconn_rcvd &&
+	    (bsdh->mid != SDP_MID_DATA || byte_len > sizeof(*bsdh)))
+		return "message after DisConn";
+	return NULL;
+}
+
+static void sdp_rx_data(struct sock *sk, const void *payload, u32 len)
+{
+	struct sk_buff *skb;
+	int err;
+
+	if (sock_flag(sk, SOCK_DEAD)) {
+		/* As TCP resets when data reaches a closed socket. */
+		sdp_abort(sk, -ECONNRESET, NULL);
+		return;
+	}
+	skb = alloc_skb_with_frags(0, len, 0, &err, GFP_KERNEL);
+	if (!skb) {
+		sdp_abort(sk, -ENOMEM, "no memory for received data");
+		return;
+	}
+	skb->data_len = len;
+	skb->len = len;
+	skb_store_bits(skb, 0, payload, len);
+	SDP_SKB_CB(skb)->offset = 0;
+	skb_set_owner_r(skb, sk);
+	__skb_queue_tail(&sk->sk_receive_queue, skb);
+	sdp_sk(sk)->rx_queued += len;
+	sk->sk_data_ready(sk);
+}
+
+/* One message from the peer.  Socket lock held, @conn is the socket's. */
+static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
+		       struct sdp_buf *rx, u32 byte_len)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_bsdh *bsdh = rx->data;
+	const char *bad;
+
+	ib_dma_sync_single_for_cpu(conn->id->device, rx->dma, byte_len,
+				   DMA_FROM_DEVICE);
+	bad = sdp_rx_check(sk, bsdh, byte_len);
+	if (bad) {
+		sdp_abort(sk, -ECONNRESET, bad);
+		return;
+	}
+	ssk->rx_mseq = ntohl(bsdh->mseq);
+	ssk->rx_since_adv++;
+	ssk->tx_credits = ntohs(bsdh->bufs) -
+			  (ssk->tx_mseq - ntohl(bsdh->mseq_ack));
+
+	switch (bsdh->mid) {
+	case SDP_MID_DATA:
+		if (byte_len > sizeof(*bsdh))
+			sdp_rx_data(sk, bsdh + 1, byte_len - sizeof(*bsdh));
+		break;
+	case SDP_MID_DISCONN:
+		if (byte_len != sizeof(*bsdh)) {
+			sdp_abort(sk, -ECONNRESET, "DisConn with payload");
+			return;
+		}
+		sdp_disconn_rcvd(sk);
+		break;
+	case SDP_MID_ABORT_CONN:
+		sdp_abort(sk, -ECONNRESET, NULL);
+		return;
+	case SDP_MID_SEND_SM:
+		break;	/* we never offer zero-copy: nothing to stop */
+	default:
+		sdp_abort(sk, -ECONNRESET, "unsupported message id");
+		return;
+	}
+	/* The peer may have given credits, or acknowledged our DisConn. */
+	sdp_tx_control(sk);
+	sdp_write_space(sk);
+}
+
+void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_conn *conn = cq->cq_context;
+	struct sdp_buf *rx = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+	struct sock *sk = conn->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	lock_sock(sk);
+	ssk->rx_posted--;
+	if (ssk->conn != conn || conn->aborted) {
+		release_sock(sk);
+		return;
+	}
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			sdp_abort(sk, -ECONNRESET, ib_wc_status_msg(wc->status));
+		release_sock(sk);
+		return;
+	}
+
+	sdp_rx_msg(sk, conn, rx, wc->byte_len);
+	conn->rx_free[conn->rx_nfree++] = rx;
+	sdp_rx_refill(sk, conn);
+	sdp_tx_control(sk);
+	release_sock(sk);
+}
+
+/*
+ * The reader consumed data: repost buffers into the room it made, and let
+ * the peer know when its view of our buffers has fallen well behind.
+ * Socket lock held.
+ */
+void sdp_rx_consumed(struct sock *sk)
+{
+	struct sdp_conn *conn = sdp_sk(sk)->conn;
+
+	if (!conn)
+		return;
+	sdp_rx_refill(sk, conn);
+	sdp_tx_control(sk);
+}
+
+/* Frees @len bytes at the head of the receive queue, read or peeked past. */
+static void sdp_rx_eat(struct sock *sk, struct sk_buff *skb, u32 len)
+{
+	sdp_sk(sk)->rx_queued -= len;
+	SDP_SKB_CB(skb)->offset += len;
+	if (SDP_SKB_CB(skb)->offset >= skb->len) {
+		__skb_unlink(skb, &sk->sk_receive_queue);
+		kfree_skb(skb);
+	}
+}
+
+/*
+ * The skb holding the byte @skip bytes past the head of the receive
+ * queue, and that byte's offset in it.
+ */
+static struct sk_buff *sdp_rx_find(struct sock *sk, u32 skip, u32 *offset)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&sk->sk_receive_queue, skb) {
+		u32 avail = skb->len - SDP_SKB_CB(skb)->offset;
+
+		if (skip < avail) {
+			*offset = SDP_SKB_CB(skb)->offset + skip;
+			return skb;
+		}
+		skip -= avail;
+	}
+	return NULL;
+}
+
+/* Follows tcp_recvmsg_locked(), without urgent data. */
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+		int flags)
+{
+	struct sock *sk = sock->sk;
+	int copied = 0, target, err = 0;
+	struct sk_buff *skb, *last;
+	long timeo;
+	u32 offset;
+
+	if (flags & MSG_OOB)
+		return -EINVAL;
+	if (flags & MSG_ERRQUEUE)
+		return -EAGAIN;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_LISTEN) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+
+	while (copied < len) {
+		skb = sdp_rx_find(sk, flags & MSG_PEEK ? copied : 0, &offset);
+		if (skb) {
+			u32 chunk = min_t(size_t, skb->len - offset, len - copied);
+
+			if (skb_copy_datagram_msg(skb, offset, msg, chunk)) {
+				if (!copied)
+					copied = -EFAULT;
+				break;
+			}
+			copied += chunk;
+			if (!(flags & MSG_PEEK))
+				sdp_rx_eat(sk, skb, chunk);
+			continue;
+		}
+
+		if (copied >= target)
+			break;
+		if (copied) {
+			if (sk->sk_err || sk->sk_state == TCP_CLOSE ||
+			    (sk->sk_shutdown & RCV_SHUTDOWN) || !timeo ||
+			    signal_pending(current))
+				break;
+		} else {
+			if (sock_flag(sk, SOCK_DONE))
+				break;
+			if (sk->sk_err) {
+				copied = sock_error(sk);
+				break;
+			}
+			if (sk->sk_shutdown & RCV_SHUTDOWN)
+				break;
+			if (sk->sk_state == TCP_CLOSE) {
+				copied = -ENOTCONN;
+				break;
+			}
+			if (!timeo) {
+				copied = -EAGAIN;
+				break;
+			}
+			if (signal_pending(current)) {
+				copied = sock_intr_errno(timeo);
+				break;
+			}
+		}
+
+		/* Room made so far goes back to the peer before we sleep. */
+		sdp_rx_consumed(sk);
+		last = skb_peek_tail(&sk->sk_receive_queue);
+		sk_wait_data(sk, &timeo, last);
+	}
+	sdp_rx_consumed(sk);
+	err = copied;
+out:
+	release_sock(sk);
+	return err;
+}
+
+/*
+ * sdp_read_sock - hands received data to @recv_actor without sleeping
+ * @sk: the socket, locked by the caller
+ * @desc: the actor's descriptor; reading stops when desc->count is 0
+ * @recv_actor: gets an skb, an offset and a length, returns what it used
+ *
+ * The proto_ops.read_sock of SDP sockets, for in-kernel consumers (it is
+ * what tcp_read_sock() is to TCP).  The actor may use part of what it is
+ * given; the rest stays queued.  Buffers the reading frees are reposted
+ * and their credits returned to the peer before it returns.
+ * sk_data_ready runs in process context with the socket lock held, so a
+ * consumer may call this straight from its data_ready callback.
+ *
+ * Returns the bytes the actor used, or the actor's error if it used none.
+ */
+int sdp_read_sock(struct sock *sk, read_descriptor_t *desc,
+		  sk_read_actor_t recv_actor)
+{
+	struct sk_buff *skb;
+	int copied = 0;
+
+	if (sk->sk_state == TCP_LISTEN)
+		return -ENOTCONN;
+
+	while (desc->count && (skb = skb_peek(&sk->sk_receive_queue))) {
+		u32 offset = SDP_SKB_CB(skb)->offset;
+		int used;
+
+		used = recv_actor(desc, skb, offset, skb->len - offset);
+		if (used <= 0) {
+			if (!copied)
+				copied = used;
+			break;
+		}
+		used = min_t(u32, used, skb->len - offset);
+		copied += used;
+		sdp_rx_eat(sk, skb, used);
+	}
+	sdp_rx_consumed(sk);
+	return copied;
+}
+EXPORT_SYMBOL_GPL(sdp_read_sock);

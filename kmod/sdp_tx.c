@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SDP send path: Data messages copied into the send ring (buffered copy),
+ * the control messages (credit updates, DisConn), credit accounting with
+ * the last-credit rule, and the write-space wake-ups.
+ */
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "sdp.h"
+#include "sdp_wire.h"
+
+static bool sdp_tx_slot_free(const struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail) <
+	       sdp_tx_ring_size;
+}
+
+/*
+ * Room for a Data message with payload: a send slot, send-buffer space,
+ * and two credits, as the last one is kept for a credit update.  Read
+ * without the socket lock by poll().
+ */
+bool sdp_writable(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk) &&
+	       READ_ONCE(sk->sk_wmem_queued) < READ_ONCE(sk->sk_sndbuf);
+}
+
+/* The payload of one Data message at most. */
+static u32 sdp_tx_payload_max(const struct sdp_sock *ssk)
+{
+	u32 max = ssk->peer_rcv_size - sizeof(struct sdp_bsdh);
+
+	return ssk->user_mss ? min_t(u32, max, ssk->user_mss) : max;
+}
+
+/*
+ * Posts the message whose payload (@payload bytes) is already in the next
+ * send slot.  Every message tells the peer our posted buffers and the
+ * last message we received.  Socket lock held; the caller checked for a
+ * credit and a slot.
+ */
+static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
+		    u32 payload)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_buf *tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
+	struct sdp_bsdh *bsdh = tx->data;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {
+		.wr_cqe		= &tx->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	tx->len = sizeof(*bsdh) + payload;
+	bsdh->mid = mid;
+	bsdh->flags = 0;
+	bsdh->bufs = htons(ssk->rx_posted);
+	bsdh->len = htonl(tx->len);
+	bsdh->mseq = htonl(ssk->tx_mseq + 1);
+	bsdh->mseq_ack = htonl(ssk->rx_mseq);
+	ib_dma_sync_single_for_device(conn->id->device, tx->dma, tx->len,
+				      DMA_TO_DEVICE);
+
+	sge.addr = tx->dma;
+	sge.length = tx->len;
+	sge.lkey = conn->pd->local_dma_lkey;
+	ret = ib_post_send(conn->id->qp, &wr, NULL);
+	if (ret)
+		return ret;
+
+	ssk->tx_mseq++;
+	ssk->tx_head++;
+	ssk->tx_credits--;
+	ssk->rx_adv = ssk->rx_posted;
+	ssk->rx_since_adv = 0;
+	sk_wmem_queued_add(sk, tx->len);
+	return 0;
+}
+
+/* The peer's view of our posted buffers has fallen well behind. */
+static bool sdp_credit_update_due(const struct sdp_sock *ssk)
+{
+	u32 peer_view = ssk->rx_adv - ssk->rx_since_adv;
+
+	return ssk->rx_posted > peer_view &&
+	       (peer_view <= 2 || peer_view * 3 < ssk->rx_posted * 2);
+}
+
+/*
+ * Sends the control messages that are due: a pending DisConn (it takes
+ * two credits, so it is never the message that uses the last one), or a
+ * credit update, for which the last credit is kept.  Socket lock held.
+ */
+void sdp_tx_control(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_conn *conn = ssk->conn;
+
+	if (!conn || conn->dying || !sdp_tx_slot_free(ssk))
+		return;
+
+	if (ssk->disconn_pending && ssk->tx_credits >= 2) {
+		if (!sdp_post(sk, conn, SDP_MID_DISCONN, 0)) {
+			ssk->disconn_pending = false;
+			ssk->disconn_sent = true;
+		}
+		return;
+	}
+	if (ssk->tx_credits >= 1 && sdp_credit_update_due(ssk))
+		sdp_post(sk, conn, SDP_MID_DATA, 0);
+}
+
+void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_conn *conn = cq->cq_context;
+	struct sdp_buf *tx = container_of(wc->wr_cqe, struct sdp_buf, cqe);
+	struct sock *sk = conn->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	lock_sock(sk);
+	if (ssk->conn != conn) {
+		release_sock(sk);
+		return;
+	}
+	/* An RC QP completes its sends in the order they were posted. */
+	ssk->tx_tail++;
+	sk_wmem_queued_add(sk, -(int)tx->len);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			sdp_abort(sk, -ECONNRESET, ib_wc_status_msg(wc->status));
+		release_sock(sk);
+		return;
+	}
+	/* Our DisConn has reached the peer: TCP's FIN acknowledged. */
+	if (ssk->disconn_sent && ssk->tx_head == ssk->tx_tail &&
+	    sk->sk_state == TCP_FIN_WAIT1)
+		sk->sk_state = TCP_FIN_WAIT2;
+	sdp_tx_control(sk);
+	sdp_check_closed(sk);
+	sdp_tx_wakeup(sk);
+	release_sock(sk);
+}
+
+/* sk_write_space of SDP sockets: as sk_stream_write_space(), for SDP. */
+void sdp_write_space(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	if (!sdp_writable(sk))
+		return;
+	if (sk->sk_socket)
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, EPOLLOUT | EPOLLWRNORM |
+						      EPOLLWRBAND);
+	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+/* Wakes writers that found no room, once there is some (tcp_check_space). */
+void sdp_tx_wakeup(struct sock *sk)
+{
+	if (sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags) &&
+	    sdp_writable(sk))
+		sk->sk_write_space(sk);
+}
+
+static void sdp_set_nospace(struct sock *sk)
+{
+	sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+}
+
+/* Follows tcp_sendmsg_locked(): copies, and sends as it goes. */
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int flags = msg->msg_flags;
+	size_t copied = 0;
+	long timeo;
+	int err;
+
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
+
+	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	if ((1 << sk->sk_state) & ~(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
+		err = sk_stream_wait_connect(sk, &timeo);
+		if (err)
+			goto error;
+	}
+
+	err = 0;
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (msg_data_left(msg)) {
+		struct sdp_conn *conn = ssk->conn;
+		struct sdp_buf *tx;
+		size_t chunk;
+
+		err = -EPIPE;
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) || !conn ||
+		    conn->dying)
+			break;
+
+		if (!sdp_writable(sk)) {
+			sdp_set_nospace(sk);
+			err = -EAGAIN;
+			if (!timeo)
+				break;
+			err = sock_intr_errno(timeo);
+			if (signal_pending(current))
+				break;
+			sk_wait_event(sk, &timeo, sdp_writable(sk) ||
+				      sk->sk_err || !ssk->conn ||
+				      (sk->sk_shutdown & SEND_SHUTDOWN), &wait);
+			continue;
+		}
+
+		tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
+		chunk = min_t(size_t, msg_data_left(msg), sdp_tx_payload_max(ssk));
+		err = -EFAULT;
+		if (!copy_from_iter_full(tx->data + sizeof(struct sdp_bsdh),
+					 chunk, &msg->msg_iter))
+			break;
+		err = sdp_post(sk, conn, SDP_MID_DATA, chunk);
+		if (err) {
+			sdp_abort(sk, -ECONNRESET, "cannot post a send");
+			break;
+		}
+		copied += chunk;
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	if (copied) {
+		release_sock(sk);
+		return copied;
+	}
+error:
+	err = sk_stream_error(sk, flags, err);
+	release_sock(sk);
+	return err;
+}
