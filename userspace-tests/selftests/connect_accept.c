@@ -191,9 +191,10 @@ TEST_F(conn, refused_nonblocking)
 	close(cfd);
 }
 
-TEST_F(conn, peer_close_resets)
+TEST_F(conn, peer_close_gives_eof)
 {
 	struct pollfd pfd;
+	char c;
 	int cfd, afd;
 
 	cfd = sdp_socket();
@@ -203,10 +204,12 @@ TEST_F(conn, peer_close_resets)
 	ASSERT_LE(0, afd);
 	close(afd);
 
-	pfd = (struct pollfd){ .fd = cfd, .events = POLLIN };
+	/* An orderly close: the client reads EOF, with no error. */
+	pfd = (struct pollfd){ .fd = cfd, .events = POLLIN | POLLRDHUP };
 	ASSERT_EQ(1, poll(&pfd, 1, POLL_MS));
-	EXPECT_TRUE(pfd.revents & POLLHUP);
-	EXPECT_EQ(ECONNRESET, so_error(cfd));
+	EXPECT_TRUE(pfd.revents & POLLRDHUP);
+	EXPECT_EQ(0, recv(cfd, &c, 1, 0));
+	EXPECT_EQ(0, so_error(cfd));
 	close(cfd);
 }
 
