@@ -7,6 +7,9 @@
 #   make lint     sparse (C=2), W=1 and checkpatch --strict on kmod/
 #   make install / uninstall   DKMS install / removal for the guest kernel
 #   make shell    an interactive shell in the test bed
+#   make bench    deps, DKMS install, qperf/rstream figures from the bed
+#                 (a table and a plot; see userspace-tests/bench/run-bench)
+#   make read-sock-test  the read_sock test module (part of `make userspace`)
 #
 # KVER defaults to the newest installed Debian 6.1 kernel (the bed's).
 
@@ -38,9 +41,11 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
 	 userspace-tests/tests/proc_net_sdp.sh \
+	 userspace-tests/tests/observability.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
-.PHONY: all deps modules lint install uninstall userspace check demo shell clean
+.PHONY: all deps modules lint install uninstall userspace check demo shell clean \
+	bench read-sock-test
 
 all: modules
 
@@ -91,7 +96,7 @@ uninstall:
 	@rm -rf /usr/src/sdp-$(VERSION)
 	@echo "sdp $(VERSION) removed from DKMS"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN)
+userspace: deps $(TEST_BIN) $(TOOL_BIN) read-sock-test
 
 $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
 	@mkdir -p $(@D)
@@ -109,6 +114,24 @@ demo: deps install userspace
 
 shell: deps install userspace
 	@$(BED)/vm-run --shell
+
+bench: deps install userspace
+	@$(TOP)/userspace-tests/bench/run-bench
+
+# The read_sock test module: a copy of its folder under build/, built for
+# the bed's kernel with W=1 and sparse, and never installed (the test
+# insmods it from there).
+RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-read-sock/Kbuild
+RST_DIR := $(BUILD)/kmod-read-sock
+read-sock-test: $(RST_DIR)/sdp_read_sock_test.ko
+
+$(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/*.h)
+	@rm -rf $(RST_DIR) && mkdir -p $(RST_DIR)
+	@cp $(RST_SRC) $(RST_DIR)/
+	@$(MAKE) -C $(KDIR) M=$(RST_DIR) SDP_INCLUDE=$(TOP)/kmod/include C=1 W=1 modules \
+		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
+	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $@; exit 1; fi
+	@echo "read-sock-test: $@"
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(TOP) clean || true

@@ -793,4 +793,5 @@ sdp_rx.o: /work/main/kmod/sdp_rx.c \
  /usr/src/linux-headers-6.1.0-56-common/include/rdma/ib_smi.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/rdma_user_cm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/ib_user_sa.h \
- /work/main/kmod/include/uapi/linux/sdp.h /work/main/kmod/sdp_wire.h
+ /work/main/kmod/include/uapi/linux/sdp.h /work/main/kmod/sdp_stats.h \
+ /work/main/kmod/sdp_wire.h

@@ -15,6 +15,9 @@
 
 #include "sdp.h"
 
+#define CREATE_TRACE_POINTS
+#include "sdp_trace.h"
+
 unsigned int sdp_rx_ring_size = 32;
 module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
 MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (2-4096)");
@@ -531,9 +534,12 @@ static int __init sdp_init(void)
 	ret = proto_register(&sdp_proto, 1);
 	if (ret)
 		goto err_wq;
-	ret = sdp_proc_init();
+	ret = sdp_stats_init();
 	if (ret)
 		goto err_proto;
+	ret = sdp_proc_init();
+	if (ret)
+		goto err_stats;
 	ret = sock_register(&sdp_family_ops);
 	if (ret)
 		goto err_proc;
@@ -544,6 +550,8 @@ static int __init sdp_init(void)
 
 err_proc:
 	sdp_proc_exit();
+err_stats:
+	sdp_stats_exit();
 err_proto:
 	proto_unregister(&sdp_proto);
 err_wq:
@@ -555,6 +563,7 @@ static void __exit sdp_exit(void)
 {
 	sock_unregister(PF_INET_SDP);
 	sdp_proc_exit();
+	sdp_stats_exit();
 	proto_unregister(&sdp_proto);
 	destroy_workqueue(sdp_wq);
 }

@@ -15,6 +15,8 @@
 
 #include <uapi/linux/sdp.h>
 
+#include "sdp_stats.h"
+
 /* One buffer of the receive or the send ring, DMA-mapped for its life. */
 struct sdp_buf {
 	void		*data;
@@ -37,6 +39,7 @@ struct sdp_buf {
  *	of an orderly close, or at once
  * @dying: the teardown has begun: queue nothing more on the connection
  * @aborted: aborted: what still arrives is not looked at
+ * @deadline: when the time limit of an orderly close runs out, or 0
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
@@ -55,6 +58,7 @@ struct sdp_conn {
 	struct delayed_work	teardown;
 	bool			dying;
 	bool			aborted;
+	unsigned long		deadline;
 };
 
 /**
@@ -207,7 +211,7 @@ void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
 void sdp_close_connected(struct sock *sk);
-void sdp_abort(struct sock *sk, int err, const char *why);
+void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);
 
 /* sdp_opt.c */
 int sdp_setsockopt(struct socket *sock, int level, int optname,

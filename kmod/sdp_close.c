@@ -11,6 +11,7 @@
 #include <net/tcp_states.h>
 
 #include "sdp.h"
+#include "sdp_trace.h"
 
 /* Orderly close: our side is done sending.  Socket lock held. */
 void sdp_send_shutdown(struct sock *sk)
@@ -59,14 +60,17 @@ void sdp_check_closed(struct sock *sk)
 
 /*
  * Aborts the connection: its users see @err (negative), the peer
- * ECONNRESET.  @why, when given, is a protocol error of the peer's, logged.
- * Socket lock held.
+ * ECONNRESET.  @reason is counted, @why traced, and logged (rate-limited)
+ * when the peer broke the protocol or the transport failed.  Socket lock
+ * held.
  */
-void sdp_abort(struct sock *sk, int err, const char *why)
+void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 {
 	struct sockaddr_storage peer;
 
-	if (why) {
+	trace_sdp_abort(sk, err, why);
+	sdp_stat_inc(sock_net(sk), reason);
+	if (reason == SDP_MIB_ABORT_PROTOCOL || reason == SDP_MIB_ABORT_ERROR) {
 		sdp_fill_sockaddr(sk, (struct sockaddr *)&peer, true);
 		pr_warn_ratelimited("sdp: %pISpc: %s, connection aborted\n",
 				    &peer, why);
@@ -103,9 +107,13 @@ void sdp_close_connected(struct sock *sk)
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	long timeo;
 
-	if (sdp_sk(sk)->rx_queued ||
-	    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
-		sdp_abort(sk, -ECONNRESET, NULL);
+	if (sdp_sk(sk)->rx_queued) {
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
+			  "close with unread data");
+		return;
+	}
+	if (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime) {
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL, "SO_LINGER 0");
 		return;
 	}
 

@@ -17,6 +17,7 @@
 
 #include "sdp.h"
 #include "sdp_wire.h"
+#include "sdp_trace.h"
 
 /* RDMA Reads in flight per connection, for zero-copy. */
 #define SDP_RD_ATOM		4
@@ -110,6 +111,8 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
 		conn = sdp_conn_take(sk);
+	if (conn && sk->sk_state == TCP_SYN_SENT)
+		sdp_stat_inc(sock_net(sk), SDP_MIB_OPEN_FAILS);
 	if (conn && sk->sk_state != TCP_CLOSE) {
 		sk->sk_shutdown = SHUTDOWN_MASK;
 		sdp_set_error(sk, err);
@@ -229,6 +232,8 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 		sk->sk_state = TCP_ESTABLISHED;
 		if (sk->sk_socket)
 			sk->sk_socket->state = SS_CONNECTED;
+		sdp_stat_inc(sock_net(sk), SDP_MIB_ACTIVE_OPENS);
+		trace_sdp_connect(sk);
 		sk->sk_state_change(sk);
 	}
 	release_sock(sk);
@@ -244,6 +249,8 @@ static int sdp_child_established(struct sock *sk)
 	lock_sock(sk);
 	if (sk->sk_state == TCP_SYN_RECV)
 		sk->sk_state = TCP_ESTABLISHED;
+	sdp_stat_inc(sock_net(sk), SDP_MIB_PASSIVE_OPENS);
+	trace_sdp_accept(sk);
 	release_sock(sk);
 
 	lock_sock(lsk);
@@ -278,11 +285,13 @@ static int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	if (bad) {
 		pr_warn_ratelimited("sdp: %pISpc: bad Hello (%s), rejected\n",
 				    &id->route.addr.dst_addr, bad);
+		sdp_stat_inc(sock_net(lsk), SDP_MIB_BAD_HELLOS);
 		return -EPROTO;
 	}
 
 	lock_sock(lsk);
 	if (lsk->sk_state != TCP_LISTEN || sk_acceptq_is_full(lsk)) {
+		sdp_stat_inc(sock_net(lsk), SDP_MIB_LISTEN_DROPS);
 		release_sock(lsk);
 		return -ECONNREFUSED;
 	}

@@ -8,6 +8,7 @@
 
 #include "sdp.h"
 #include "sdp_wire.h"
+#include "sdp_trace.h"
 
 static void sdp_qp_event(struct ib_event *event, void *context)
 {
@@ -264,10 +265,13 @@ void sdp_conn_teardown(struct sock *sk, unsigned long delay)
 
 	if (!conn || conn->dying)
 		return;
-	if (delay)
-		queue_delayed_work(sdp_wq, &conn->teardown, delay);
-	else
+	if (delay) {
+		if (queue_delayed_work(sdp_wq, &conn->teardown, delay))
+			conn->deadline = jiffies + delay;
+	} else {
 		mod_delayed_work(sdp_wq, &conn->teardown, 0);
+		conn->deadline = 0;
+	}
 }
 
 /*
@@ -297,9 +301,16 @@ static void sdp_teardown_work(struct work_struct *work)
 	lock_sock(sk);
 	ssk->conn = NULL;
 	ssk->tx_credits = 0;
-	if (!(ssk->disconn_sent && ssk->disconn_rcvd) && !sk->sk_err &&
-	    sk->sk_state != TCP_CLOSE)
-		sk->sk_err = ECONNRESET;
+	if (ssk->disconn_sent && ssk->disconn_rcvd) {
+		sdp_stat_inc(sock_net(sk), SDP_MIB_ORDERLY_CLOSES);
+	} else {
+		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
+		if (conn->deadline && time_after_eq(jiffies, conn->deadline))
+			sdp_stat_inc(sock_net(sk), SDP_MIB_ABORT_TIMEOUT);
+		if (!sk->sk_err && sk->sk_state != TCP_CLOSE)
+			sk->sk_err = ECONNRESET;
+	}
+	trace_sdp_close(sk);
 	sk->sk_shutdown = SHUTDOWN_MASK;
 	sk->sk_state = TCP_CLOSE;
 	if (sk->sk_err)

@@ -93,12 +93,14 @@ static void sdp_rx_data(struct sock *sk, const void *payload, u32 len)
 
 	if (sock_flag(sk, SOCK_DEAD)) {
 		/* As TCP resets when data reaches a closed socket. */
-		sdp_abort(sk, -ECONNRESET, NULL);
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
+			  "data after close");
 		return;
 	}
 	skb = alloc_skb_with_frags(0, len, 0, &err, GFP_KERNEL);
 	if (!skb) {
-		sdp_abort(sk, -ENOMEM, "no memory for received data");
+		sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
+			  "no memory for received data");
 		return;
 	}
 	skb->data_len = len;
@@ -123,9 +125,11 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 				   DMA_FROM_DEVICE);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
 	if (bad) {
-		sdp_abort(sk, -ECONNRESET, bad);
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);
 		return;
 	}
+	sdp_stat_msg(sock_net(sk), SDP_MIB_RX_MSG, bsdh->mid);
+	sdp_stat_add(sock_net(sk), SDP_MIB_RX_BYTES, byte_len - sizeof(*bsdh));
 	ssk->rx_mseq = ntohl(bsdh->mseq);
 	ssk->rx_since_adv++;
 	ssk->tx_credits = ntohs(bsdh->bufs) -
@@ -138,18 +142,20 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		break;
 	case SDP_MID_DISCONN:
 		if (byte_len != sizeof(*bsdh)) {
-			sdp_abort(sk, -ECONNRESET, "DisConn with payload");
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
+				  "DisConn with payload");
 			return;
 		}
 		sdp_disconn_rcvd(sk);
 		break;
 	case SDP_MID_ABORT_CONN:
-		sdp_abort(sk, -ECONNRESET, NULL);
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PEER, "AbortConn");
 		return;
 	case SDP_MID_SEND_SM:
 		break;	/* we never offer zero-copy: nothing to stop */
 	default:
-		sdp_abort(sk, -ECONNRESET, "unsupported message id");
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
+			  "unsupported message id");
 		return;
 	}
 	/* The peer may have given credits, or acknowledged our DisConn. */
@@ -172,7 +178,8 @@ void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sdp_abort(sk, -ECONNRESET, ib_wc_status_msg(wc->status));
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+				  ib_wc_status_msg(wc->status));
 		release_sock(sk);
 		return;
 	}

@@ -10,6 +10,7 @@
 
 #include "sdp.h"
 #include "sdp_wire.h"
+#include "sdp_trace.h"
 
 static bool sdp_tx_slot_free(const struct sdp_sock *ssk)
 {
@@ -83,6 +84,8 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	ssk->rx_adv = ssk->rx_posted;
 	ssk->rx_since_adv = 0;
 	sk_wmem_queued_add(sk, tx->len);
+	sdp_stat_msg(sock_net(sk), SDP_MIB_TX_MSG, mid);
+	sdp_stat_add(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	return 0;
 }
 
@@ -115,8 +118,9 @@ void sdp_tx_control(struct sock *sk)
 		}
 		return;
 	}
-	if (ssk->tx_credits >= 1 && sdp_credit_update_due(ssk))
-		sdp_post(sk, conn, SDP_MID_DATA, 0);
+	if (ssk->tx_credits >= 1 && sdp_credit_update_due(ssk) &&
+	    !sdp_post(sk, conn, SDP_MID_DATA, 0))
+		sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 }
 
 void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -136,7 +140,8 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	sk_wmem_queued_add(sk, -(int)tx->len);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sdp_abort(sk, -ECONNRESET, ib_wc_status_msg(wc->status));
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+				  ib_wc_status_msg(wc->status));
 		release_sock(sk);
 		return;
 	}
@@ -219,6 +224,11 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			break;
 
 		if (!sdp_writable(sk)) {
+			if (ssk->tx_credits <= 1) {
+				sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_STALLS);
+				trace_sdp_credit_stall(sk, ssk->tx_credits,
+						       ssk->tx_head - ssk->tx_tail);
+			}
 			sdp_set_nospace(sk);
 			err = -EAGAIN;
 			if (!timeo)
@@ -240,7 +250,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			break;
 		err = sdp_post(sk, conn, SDP_MID_DATA, chunk);
 		if (err) {
-			sdp_abort(sk, -ECONNRESET, "cannot post a send");
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+				  "cannot post a send");
 			break;
 		}
 		copied += chunk;

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SDP counters, per network namespace, shown in /proc/net/sdpstats.
+ */
+#ifndef _SDP_STATS_H
+#define _SDP_STATS_H
+
+#include <linux/atomic.h>
+#include <net/net_namespace.h>
+
+/* Message ids, packed: 0x00-0x0e as they are, then SinkAvail, SrcAvail, Data. */
+#define SDP_MID_SLOTS	18
+
+enum sdp_mib {
+	SDP_MIB_ACTIVE_OPENS,		/* connect() established */
+	SDP_MIB_PASSIVE_OPENS,		/* a listener's child established */
+	SDP_MIB_OPEN_FAILS,		/* connect() refused or unreachable */
+	SDP_MIB_LISTEN_DROPS,		/* requests refused: backlog full */
+	SDP_MIB_BAD_HELLOS,		/* requests refused: malformed Hello */
+	SDP_MIB_ORDERLY_CLOSES,		/* both DisConns went through */
+	SDP_MIB_RESETS,			/* connections that ended otherwise */
+	SDP_MIB_ABORT_PROTOCOL,		/* the peer broke the protocol */
+	SDP_MIB_ABORT_LOCAL,		/* close() with unread data, SO_LINGER 0 */
+	SDP_MIB_ABORT_PEER,		/* the peer aborted or disconnected */
+	SDP_MIB_ABORT_TIMEOUT,		/* an orderly close ran out of time */
+	SDP_MIB_ABORT_ERROR,		/* a send or receive failed */
+	SDP_MIB_CREDIT_STALLS,		/* a sender waited for credits */
+	SDP_MIB_CREDIT_UPDATES,		/* credit updates sent */
+	SDP_MIB_TX_BYTES,		/* payload bytes sent */
+	SDP_MIB_RX_BYTES,		/* payload bytes received */
+	SDP_MIB_TX_MSG,			/* messages sent, by id */
+	SDP_MIB_RX_MSG = SDP_MIB_TX_MSG + SDP_MID_SLOTS,
+	SDP_MIB_MAX = SDP_MIB_RX_MSG + SDP_MID_SLOTS,
+};
+
+struct sdp_net {
+	atomic64_t	mib[SDP_MIB_MAX];
+};
+
+struct sdp_net *sdp_net(const struct net *net);
+int sdp_mid_slot(u8 mid);
+int sdp_stats_init(void);
+void sdp_stats_exit(void);
+
+static inline void sdp_stat_add(const struct net *net, enum sdp_mib item,
+				s64 n)
+{
+	atomic64_add(n, &sdp_net(net)->mib[item]);
+}
+
+static inline void sdp_stat_inc(const struct net *net, enum sdp_mib item)
+{
+	sdp_stat_add(net, item, 1);
+}
+
+/* A message sent or received; ids with no slot are counted nowhere. */
+static inline void sdp_stat_msg(const struct net *net, enum sdp_mib dir,
+				u8 mid)
+{
+	int slot = sdp_mid_slot(mid);
+
+	if (slot >= 0)
+		sdp_stat_inc(net, dir + slot);
+}
+
+#endif /* _SDP_STATS_H */

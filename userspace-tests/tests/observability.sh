@@ -1,0 +1,72 @@
+#!/bin/bash
+# observability.sh: what SDP shows of itself: the per-namespace counters in
+# /proc/net/sdpstats, the sdp tracepoints, and the rx_queue/tx_queue
+# columns of /proc/net/sdp.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/lib/sdp_hold.sh"
+TRACING=/sys/kernel/tracing
+
+stat() { awk -v k="$1" '$1 == k { print $2 }' "${2:-/proc/net/sdpstats}"; }
+
+# waits (bounded) until counter $1 reaches $2: connections close in the background
+wait_stat() {
+    local i
+    for i in $(seq 100); do
+        (($(stat "$1") >= $2)) && return 0
+        sleep 0.1
+    done
+    echo "$1 is $(stat "$1"), want $2"; return 1
+}
+
+counters_follow_a_transfer() {
+    local before=/tmp/sdpstats.before bytes=1048576
+    cp /proc/net/sdpstats "$before"
+    "$SDP_PAIR" -q -s "$bytes"
+    wait_stat OrderlyCloses $(($(stat OrderlyCloses "$before") + 2))
+    local k want
+    for k in ActiveOpens:1 PassiveOpens:1 TxBytes:$bytes RxBytes:$bytes RxMsgDisConn:2 TxMsgDisConn:2; do
+        want=$(($(stat "${k%%:*}" "$before") + ${k#*:}))
+        [[ $(stat "${k%%:*}") -eq $want ]] || { echo "${k%%:*} is $(stat "${k%%:*}"), want $want"; return 1; }
+    done
+    # 1 MiB takes at least 1 MiB / (16 KiB - 16) Data messages each way
+    (($(stat TxMsgData) - $(stat TxMsgData "$before") >= 65)) || { echo "too few Data messages"; return 1; }
+    [[ $(stat Resets) -eq $(stat Resets "$before") ]] || { echo "a connection was reset"; return 1; }
+}
+
+tracepoints_fire() {
+    echo 1 >"$TRACING/events/sdp/enable"
+    echo >"$TRACING/trace"
+    "$SDP_PAIR" -q -s 1000
+    sleep 1
+    echo 0 >"$TRACING/events/sdp/enable"
+    local e
+    for e in "sdp_connect: .* 10.99.0.1:[0-9]* -> 10.99.0.2" "sdp_accept: .* 10.99.0.2:[0-9]* -> 10.99.0.1" "sdp_close:"; do
+        grep -q "$e" "$TRACING/trace" || { cat "$TRACING/trace"; echo "no '$e' event"; return 1; }
+    done
+    [[ $(grep -c "sdp_close:" "$TRACING/trace") -eq 2 ]] || { echo "want two sdp_close events"; return 1; }
+}
+
+queues_in_proc_net_sdp() {
+    sdp_hold_start -p 18520 -s 5000
+    local line
+    # the accepted end has the 5000 bytes (0x1388) unread: its rx_queue
+    line=$(awk '$2 ~ /:4858$/ && $4 == "01"' /proc/net/sdp)
+    sdp_hold_stop
+    [[ $(awk '{ print $5 }' <<<"$line") == 00000000:00001388 ]] || { echo "line: $line"; return 1; }
+}
+
+other_namespace_counts_nothing() {
+    "$SDP_PAIR" -q
+    (($(stat ActiveOpens) > 0))
+    [[ $(unshare -n awk '$1 == "ActiveOpens" { print $2 }' /proc/self/net/sdpstats) == 0 ]]
+}
+
+ktap_plan 4
+ktap_run counters_follow_a_transfer counters_follow_a_transfer
+ktap_run tracepoints_fire tracepoints_fire
+ktap_run queues_in_proc_net_sdp queues_in_proc_net_sdp
+ktap_run other_namespace_counts_nothing other_namespace_counts_nothing
+ktap_finish
