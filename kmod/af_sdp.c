@@ -42,6 +42,10 @@ unsigned int sdp_close_timeout_ms = 10000;
 module_param_named(close_timeout_ms, sdp_close_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(close_timeout_ms, "Time an orderly close may take before it aborts, in ms");
 
+unsigned int sdp_tx_stall_timeout_ms = 15000;
+module_param_named(tx_stall_timeout_ms, sdp_tx_stall_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(tx_stall_timeout_ms, "Time a posted send may take before the connection times out, in ms");
+
 /* Connection teardown work. */
 struct workqueue_struct *sdp_wq;
 
@@ -49,6 +53,7 @@ static struct proto sdp_proto = {
 	.name		= "SDP",
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
+	.keepalive	= sdp_set_keepalive,
 };
 
 static const struct proto_ops sdp_ops;
@@ -144,8 +149,39 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol,
 	return ret;
 }
 
+/*
+ * A passive child takes its listener's options, as TCP's accepted sockets
+ * do (sk_clone_lock() and tcp_create_openreq_child()).
+ */
+void sdp_inherit(struct sock *sk, const struct sock *lsk)
+{
+	const struct sdp_sock *lssk = sdp_sk(lsk);
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	sock_copy_flags(sk, (struct sock *)lsk);
+	sk->sk_rcvbuf = lsk->sk_rcvbuf;
+	sk->sk_sndbuf = lsk->sk_sndbuf;
+	sk->sk_userlocks = lsk->sk_userlocks;
+	sk->sk_rcvtimeo = lsk->sk_rcvtimeo;
+	sk->sk_sndtimeo = lsk->sk_sndtimeo;
+	sk->sk_rcvlowat = lsk->sk_rcvlowat;
+	sk->sk_lingertime = lsk->sk_lingertime;
+	sk->sk_priority = lsk->sk_priority;
+	sk->sk_mark = lsk->sk_mark;
+	sk->sk_reuse = lsk->sk_reuse;
+	sk->sk_reuseport = lsk->sk_reuseport;
+	ssk->addr_family = lssk->addr_family;
+	ssk->nodelay = lssk->nodelay;
+	ssk->cork = lssk->cork;
+	ssk->user_mss = lssk->user_mss;
+	ssk->keepidle = lssk->keepidle;
+	ssk->keepintvl = lssk->keepintvl;
+	ssk->keepcnt = lssk->keepcnt;
+	ssk->user_timeout = lssk->user_timeout;
+}
+
 /* Frees a child that the listener @sk still held, accepted or not. */
-static void sdp_child_destroy(struct sock *sk)
+void sdp_child_destroy(struct sock *sk)
 {
 	struct sock *lsk = sdp_sk(sk)->parent;
 	struct sdp_conn *conn;

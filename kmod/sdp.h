@@ -40,6 +40,10 @@ struct sdp_buf {
  * @dying: the teardown has begun: queue nothing more on the connection
  * @aborted: aborted: what still arrives is not looked at
  * @deadline: when the time limit of an orderly close runs out, or 0
+ * @watchdog: checks keepalive and TCP_USER_TIMEOUT (sdp_timer.c)
+ * @probe_cqe: completion of the keepalive probe
+ * @probe_inflight: a keepalive probe is posted
+ * @probe_posted: when it was
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
@@ -59,6 +63,10 @@ struct sdp_conn {
 	bool			dying;
 	bool			aborted;
 	unsigned long		deadline;
+	struct delayed_work	watchdog;
+	struct ib_cqe		probe_cqe;
+	bool			probe_inflight;
+	unsigned long		probe_posted;
 };
 
 /**
@@ -86,6 +94,10 @@ struct sdp_conn {
  * @disconn_pending: a DisConn waits for credits
  * @disconn_sent: our DisConn is posted
  * @disconn_rcvd: the peer's DisConn arrived
+ * @rx_stamp: when the peer was last heard from (keepalive)
+ * @tx_stamp: when sending last made progress (TCP_USER_TIMEOUT)
+ * @probes: keepalive probes sent since the peer was last heard from
+ * @probe_stamp: when the last probe went out
  * @nodelay, @cork, @user_mss, @keepidle, @keepintvl, @keepcnt,
  * @user_timeout: the TCP-level options, as set
  *
@@ -130,6 +142,10 @@ struct sdp_sock {
 	bool			disconn_pending;
 	bool			disconn_sent;
 	bool			disconn_rcvd;
+	unsigned long		rx_stamp;
+	unsigned long		tx_stamp;
+	int			probes;
+	unsigned long		probe_stamp;
 
 	bool			nodelay;
 	bool			cork;
@@ -159,11 +175,14 @@ extern unsigned int sdp_tx_ring_size;
 extern unsigned int sdp_resolve_timeout_ms;
 extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
+extern unsigned int sdp_tx_stall_timeout_ms;
 extern struct workqueue_struct *sdp_wq;
 
 /* af_sdp.c */
 struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_conn_new(struct sock *sk);
+void sdp_inherit(struct sock *sk, const struct sock *lsk);
+void sdp_child_destroy(struct sock *sk);
 void sdp_set_error(struct sock *sk, int err);
 
 /* sdp_addr.c */
@@ -210,8 +229,14 @@ void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
+int sdp_wc_errno(const struct ib_wc *wc);
 void sdp_close_connected(struct sock *sk);
 void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);
+
+/* sdp_timer.c */
+void sdp_watchdog_init(struct sdp_conn *conn);
+void sdp_watchdog_arm(struct sock *sk);
+void sdp_set_keepalive(struct sock *sk, int on);
 
 /* sdp_opt.c */
 int sdp_setsockopt(struct socket *sock, int level, int optname,

@@ -86,6 +86,18 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 	sdp_conn_teardown(sk, 0);
 }
 
+/* The errno a failed work request gives: a dead peer is a timeout. */
+int sdp_wc_errno(const struct ib_wc *wc)
+{
+	switch (wc->status) {
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	default:
+		return -ECONNRESET;
+	}
+}
+
 /* The states in which a connection is up, or closing in order. */
 #define SDP_CONNECTED_STATES (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT | \
 			      TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | TCPF_CLOSING | \
@@ -136,6 +148,34 @@ void sdp_close_connected(struct sock *sk)
 	remove_wait_queue(sk_sleep(sk), &wait);
 }
 
+/*
+ * TCP's disconnect of a listener or of a connect under way: back to
+ * TCP_CLOSE, waking accept() or connect(); the listener's children are
+ * reset.  Called and returns with the socket lock held, dropping it to
+ * free the connection.
+ */
+static void sdp_disconnect(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk), *child, *tmp;
+	struct sdp_conn *conn;
+	LIST_HEAD(children);
+
+	list_splice_init(&ssk->accept_queue, &children);
+	if (sk->sk_state == TCP_SYN_SENT)
+		sk->sk_err = ECONNRESET;
+	conn = sdp_conn_take(sk);
+	sk->sk_state = TCP_CLOSE;
+	sk->sk_state_change(sk);
+	release_sock(sk);
+
+	sdp_conn_destroy(conn);
+	list_for_each_entry_safe(child, tmp, &children, accept_node) {
+		list_del_init(&child->accept_node);
+		sdp_child_destroy(&child->isk.sk);
+	}
+	lock_sock(sk);
+}
+
 /* Follows inet_shutdown(). */
 int sdp_shutdown(struct socket *sock, int how)
 {
@@ -162,9 +202,12 @@ int sdp_shutdown(struct socket *sock, int how)
 		sk->sk_shutdown |= how;
 		break;
 	case TCP_LISTEN:
+		if (!(how & RCV_SHUTDOWN))
+			break;
+		fallthrough;
 	case TCP_SYN_SENT:
-		/* TCP would disconnect; SDP has no way to yet. */
-		err = -EOPNOTSUPP;
+		sdp_disconnect(sk);
+		sock->state = SS_UNCONNECTED;
 		break;
 	default:
 		sk->sk_shutdown |= how;

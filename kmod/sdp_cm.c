@@ -128,14 +128,22 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 }
 
 /*
- * The peer disconnected, or the device is going away: tear the connection
- * down, letting what already arrived be read.
+ * The peer disconnected, is unreachable, or the device is going away: tear
+ * the connection down, letting what already arrived be read.  An
+ * unreachable peer is a timeout; the teardown tells a reset from an
+ * orderly end otherwise.
  */
-static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id)
+static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id,
+			       enum rdma_cm_event_type event)
 {
 	lock_sock(sk);
-	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
+	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
+		if (event == RDMA_CM_EVENT_UNREACHABLE && !sk->sk_err) {
+			sk->sk_err = ETIMEDOUT;
+			sk_error_report(sk);
+		}
 		sdp_conn_teardown(sk, 0);
+	}
 	release_sock(sk);
 	return 0;
 }
@@ -233,6 +241,7 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 		if (sk->sk_socket)
 			sk->sk_socket->state = SS_CONNECTED;
 		sdp_stat_inc(sock_net(sk), SDP_MIB_ACTIVE_OPENS);
+		sdp_watchdog_arm(sk);
 		trace_sdp_connect(sk);
 		sk->sk_state_change(sk);
 	}
@@ -250,6 +259,7 @@ static int sdp_child_established(struct sock *sk)
 	if (sk->sk_state == TCP_SYN_RECV)
 		sk->sk_state = TCP_ESTABLISHED;
 	sdp_stat_inc(sock_net(sk), SDP_MIB_PASSIVE_OPENS);
+	sdp_watchdog_arm(sk);
 	trace_sdp_accept(sk);
 	release_sock(sk);
 
@@ -303,9 +313,7 @@ static int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	sk_acceptq_added(lsk);
 	sock_hold(lsk);
 	sdp_sk(sk)->parent = lsk;
-	sdp_sk(sk)->addr_family = sdp_sk(lsk)->addr_family;
-	sk->sk_rcvbuf = lsk->sk_rcvbuf;
-	sk->sk_sndbuf = lsk->sk_sndbuf;
+	sdp_inherit(sk, lsk);
 	release_sock(lsk);
 
 	lock_sock(sk);
@@ -392,7 +400,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (sdp_sk(sk)->parent && sk->sk_state == TCP_SYN_RECV)
 			return sdp_child_abort(sk);
 		if (sdp_connected(sk))
-			return sdp_cm_disconnected(sk, id);
+			return sdp_cm_disconnected(sk, id, ev->event);
 		return sdp_cm_fail(sk, id, sdp_cm_error(ev->event, ev->status));
 	default:
 		return 0;

@@ -81,6 +81,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	conn->sk = sk;
 	conn->id = id;
 	INIT_DELAYED_WORK(&conn->teardown, sdp_teardown_work);
+	sdp_watchdog_init(conn);
 	sock_hold(sk);
 	return conn;
 }
@@ -99,9 +100,9 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 		.qp_context	= conn,
 		.sq_sig_type	= IB_SIGNAL_REQ_WR,
 		.qp_type	= IB_QPT_RC,
-		/* One more of each for ib_drain_qp(). */
+		/* One more of each for ib_drain_qp(), a keepalive probe. */
 		.cap = {
-			.max_send_wr	= sdp_tx_ring_size + 1,
+			.max_send_wr	= sdp_tx_ring_size + 2,
 			.max_recv_wr	= sdp_rx_ring_size + 1,
 			.max_send_sge	= 1,
 			.max_recv_sge	= 1,
@@ -169,6 +170,9 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
 	ssk->disconn_pending = false;
 	ssk->disconn_sent = false;
 	ssk->disconn_rcvd = false;
+	ssk->rx_stamp = jiffies;
+	ssk->tx_stamp = jiffies;
+	ssk->probes = 0;
 }
 
 /* Flushes the QP and reaps its completions; the handlers see them all. */
@@ -220,6 +224,7 @@ void sdp_conn_free(struct sdp_conn *conn)
 
 static void __sdp_conn_destroy(struct sdp_conn *conn)
 {
+	cancel_delayed_work_sync(&conn->watchdog);
 	if (conn->id->qp)
 		rdma_disconnect(conn->id);
 	sdp_conn_free_verbs(conn);
@@ -307,8 +312,10 @@ static void sdp_teardown_work(struct work_struct *work)
 		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
 		if (conn->deadline && time_after_eq(jiffies, conn->deadline))
 			sdp_stat_inc(sock_net(sk), SDP_MIB_ABORT_TIMEOUT);
+		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
 		if (!sk->sk_err && sk->sk_state != TCP_CLOSE)
-			sk->sk_err = ECONNRESET;
+			sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ?
+				     EPIPE : ECONNRESET;
 	}
 	trace_sdp_close(sk);
 	sk->sk_shutdown = SHUTDOWN_MASK;

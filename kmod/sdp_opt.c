@@ -43,10 +43,12 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			ssk->user_mss = val;
 		break;
 	case TCP_KEEPIDLE:
-		if (val < 1 || val > MAX_TCP_KEEPIDLE)
+		if (val < 1 || val > MAX_TCP_KEEPIDLE) {
 			err = -EINVAL;
-		else
+		} else {
 			ssk->keepidle = val;
+			sdp_watchdog_arm(sk);
+		}
 		break;
 	case TCP_KEEPINTVL:
 		if (val < 1 || val > MAX_TCP_KEEPINTVL)
@@ -61,10 +63,12 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			ssk->keepcnt = val;
 		break;
 	case TCP_USER_TIMEOUT:
-		if (val < 0)
+		if (val < 0) {
 			err = -EINVAL;
-		else
+		} else {
 			ssk->user_timeout = val;
+			sdp_watchdog_arm(sk);
+		}
 		break;
 	default:
 		err = -ENOPROTOOPT;

@@ -132,6 +132,9 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	sdp_stat_add(sock_net(sk), SDP_MIB_RX_BYTES, byte_len - sizeof(*bsdh));
 	ssk->rx_mseq = ntohl(bsdh->mseq);
 	ssk->rx_since_adv++;
+	ssk->rx_stamp = jiffies;
+	ssk->tx_stamp = jiffies;
+	ssk->probes = 0;
 	ssk->tx_credits = ntohs(bsdh->bufs) -
 			  (ssk->tx_mseq - ntohl(bsdh->mseq_ack));
 
@@ -178,7 +181,7 @@ void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+			sdp_abort(sk, sdp_wc_errno(wc), SDP_MIB_ABORT_ERROR,
 				  ib_wc_status_msg(wc->status));
 		release_sock(sk);
 		return;
@@ -260,8 +263,11 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
 
-	while (copied < len) {
+	/* Once round even for len 0: TCP reports EAGAIN or EOF for it too. */
+	do {
 		skb = sdp_rx_find(sk, flags & MSG_PEEK ? copied : 0, &offset);
+		if (skb && !len)
+			break;		/* data queued, none asked for: 0 */
 		if (skb) {
 			u32 chunk = min_t(size_t, skb->len - offset, len - copied);
 
@@ -310,7 +316,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		sdp_rx_consumed(sk);
 		last = skb_peek_tail(&sk->sk_receive_queue);
 		sk_wait_data(sk, &timeo, last);
-	}
+	} while (copied < len);
 	sdp_rx_consumed(sk);
 	err = copied;
 out:

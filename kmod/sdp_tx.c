@@ -77,9 +77,13 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	ret = ib_post_send(conn->id->qp, &wr, NULL);
 	if (ret)
 		return ret;
+	if (ssk->tx_head == ssk->tx_tail)
+		ssk->tx_stamp = jiffies;	/* the clock starts now */
 
 	ssk->tx_mseq++;
 	ssk->tx_head++;
+	if (ssk->tx_head - ssk->tx_tail == 1)
+		sdp_watchdog_arm(sk);
 	ssk->tx_credits--;
 	ssk->rx_adv = ssk->rx_posted;
 	ssk->rx_since_adv = 0;
@@ -137,10 +141,11 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	/* An RC QP completes its sends in the order they were posted. */
 	ssk->tx_tail++;
+	ssk->tx_stamp = jiffies;
 	sk_wmem_queued_add(sk, -(int)tx->len);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+			sdp_abort(sk, sdp_wc_errno(wc), SDP_MIB_ABORT_ERROR,
 				  ib_wc_status_msg(wc->status));
 		release_sock(sk);
 		return;
@@ -230,6 +235,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 						       ssk->tx_head - ssk->tx_tail);
 			}
 			sdp_set_nospace(sk);
+			sdp_watchdog_arm(sk);
 			err = -EAGAIN;
 			if (!timeo)
 				break;

@@ -7,9 +7,15 @@
 #define SDP_HOSTS_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <linux/sdp.h>
 
@@ -72,6 +78,419 @@ static inline int sdp_same_addr(const struct sockaddr_storage *a,
 	if (a->ss_family == AF_INET6)
 		return !memcmp(&a6->sin6_addr, &b6->sin6_addr, 16);
 	return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+}
+
+/*
+ * Shared by the stream tests (selftests/stream_*.c).  Every case there runs
+ * over real TCP first, the reference that the SDP cases must match, then
+ * over SDP on IPv4, IPv6 and v4-mapped IPv6.  The macros use
+ * kselftest_harness.h; include it before using them.
+ */
+
+/* How long a stream test waits for something that should come (ms). */
+#define STREAM_WAIT_MS 20000
+
+/* The four variants: @sdp selects AF_INET_SDP over TCP; @family as above. */
+#define STREAM_VARIANTS(f)						\
+	FIXTURE_VARIANT(f) {						\
+		int sdp;						\
+		int family;						\
+	};								\
+	FIXTURE_VARIANT_ADD(f, tcp4) { .sdp = 0, .family = AF_INET };	\
+	FIXTURE_VARIANT_ADD(f, sdp4) { .sdp = 1, .family = AF_INET };	\
+	FIXTURE_VARIANT_ADD(f, sdp6) { .sdp = 1, .family = AF_INET6 };	\
+	FIXTURE_VARIANT_ADD(f, sdp_mapped) {				\
+		.sdp = 1, .family = AF_INET6 | SDP_MAPPED		\
+	}
+
+/* A stream socket of the variant: SDP, or TCP of the address family. */
+static inline int stream_socket(int sdp, int family, int flags)
+{
+	return socket(sdp ? AF_INET_SDP : family & ~SDP_MAPPED,
+		      SOCK_STREAM | flags, 0);
+}
+
+/*
+ * For a FIXTURE_SETUP, after its first stream_socket(): an SDP variant is
+ * skipped when the family is unknown, i.e. sdp.ko is not loaded, and for
+ * no other reason.  The 6.1 harness runs the test body after a SKIP in
+ * setup, so leave the way a failed ASSERT does.
+ */
+#define STREAM_SKIP_WITHOUT_SDP(sdp, fd)				\
+	do {								\
+		if ((sdp) && (fd) < 0 && errno == EAFNOSUPPORT)		\
+			SKIP(longjmp(_metadata->env, 1),		\
+			     "sdp.ko not loaded");			\
+	} while (0)
+
+/*
+ * The usual fixture: FIXTURE(f) { STREAM_CONN_FIELDS; };  a listener on
+ * host B (lfd, at b/blen), a client (cfd) connected to it from host A and
+ * the accepted end (afd).  STREAM_SETUP in FIXTURE_SETUP makes them all,
+ * STREAM_TEARDOWN closes what is still open.  SIGPIPE is ignored, so that
+ * a failed peer makes a write fail rather than kill the test; the cases
+ * about SIGPIPE install their own handler.
+ */
+#define STREAM_CONN_FIELDS						\
+	int lfd, cfd, afd;						\
+	socklen_t blen;							\
+	struct sockaddr_storage b
+
+#define STREAM_SETUP(self, variant)					\
+	do {								\
+		(self)->cfd = (self)->afd = -1;				\
+		signal(SIGPIPE, SIG_IGN);				\
+		(self)->lfd = stream_socket((variant)->sdp,		\
+					    (variant)->family, 0);	\
+		STREAM_SKIP_WITHOUT_SDP((variant)->sdp, (self)->lfd);	\
+		ASSERT_LE(0, (self)->lfd);				\
+		ASSERT_EQ(0, stream_listen((self)->lfd, (variant)->family, \
+					   &(self)->b, &(self)->blen)); \
+		ASSERT_EQ(0, stream_connect((variant)->sdp,		\
+					    (variant)->family,		\
+					    (self)->lfd, &(self)->b,	\
+					    (self)->blen, &(self)->cfd,	\
+					    &(self)->afd));		\
+	} while (0)
+
+#define STREAM_TEARDOWN(self)						\
+	do {								\
+		stream_close(&(self)->afd);				\
+		stream_close(&(self)->cfd);				\
+		stream_close(&(self)->lfd);				\
+	} while (0)
+
+/*
+ * A backstop for blocking calls that poll() cannot bound (MSG_WAITALL,
+ * blocking writes): fails the test if it is still running @s seconds on;
+ * 0 disarms.  Prints why, then exits 1 ("failed at step #1").
+ */
+static inline void stream_watchdog_fired(int sig)
+{
+	static const char msg[] = "# watchdog: a blocking call did not return\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+static inline void stream_watchdog(unsigned int s)
+{
+	signal(SIGALRM, stream_watchdog_fired);
+	alarm(s);
+}
+
+/* poll() @fd for @events: the revents, 0 on timeout, or -errno. */
+static inline int stream_wait(int fd, short events, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n = poll(&pfd, 1, ms);
+
+	if (n < 0)
+		return -errno;
+	return n ? pfd.revents : 0;
+}
+
+/*
+ * Waits, at most @ms, until at least @n bytes are queued to read on @fd,
+ * peeking (MSG_PEEK counts across writes).  0, -ETIMEDOUT, or -errno.
+ */
+static inline int stream_wait_bytes(int fd, size_t n, int ms)
+{
+	char *buf = malloc(n + 1);
+	ssize_t got = 0;
+	int err = -ETIMEDOUT;
+
+	if (!buf)
+		return -ENOMEM;
+	for (; ms >= 0; ms--) {
+		got = recv(fd, buf, n, MSG_PEEK | MSG_DONTWAIT);
+		if (got < 0 && errno != EAGAIN) {
+			err = -errno;
+			break;
+		}
+		if (got >= (ssize_t)n) {
+			err = 0;
+			break;
+		}
+		if (got == 0 && n) {
+			err = -ENODATA;		/* EOF */
+			break;
+		}
+		usleep(1000);
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Binds @fd to host B at an ephemeral port and listens; the bound address
+ * in @b and @blen.  0 or -errno.
+ */
+static inline int stream_listen(int fd, int family,
+				struct sockaddr_storage *b, socklen_t *blen)
+{
+	*blen = sdp_host_addr(b, family, 'B', 0);
+	if (bind(fd, (struct sockaddr *)b, *blen) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)b, blen))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Connects the unconnected @fd to the listener @lfd at @b and accepts the
+ * connection: the accepted socket in *@afd.  0 or -errno.
+ */
+static inline int stream_connect_fd(int fd, int lfd,
+				    const struct sockaddr_storage *b,
+				    socklen_t blen, int *afd)
+{
+	int ev;
+
+	*afd = -1;
+	if (connect(fd, (const struct sockaddr *)b, blen))
+		return -errno;
+	ev = stream_wait(lfd, POLLIN, STREAM_WAIT_MS);
+	if (ev <= 0)
+		return ev ? ev : -ETIMEDOUT;
+	*afd = accept(lfd, NULL, NULL);
+	return *afd < 0 ? -errno : 0;
+}
+
+/* The same with a new client socket of the variant, in *@cfd. */
+static inline int stream_connect(int sdp, int family, int lfd,
+				 const struct sockaddr_storage *b,
+				 socklen_t blen, int *cfd, int *afd)
+{
+	int err;
+
+	*afd = -1;
+	*cfd = stream_socket(sdp, family, 0);
+	if (*cfd < 0)
+		return -errno;
+	err = stream_connect_fd(*cfd, lfd, b, blen, afd);
+	if (err) {
+		close(*cfd);
+		*cfd = -1;
+	}
+	return err;
+}
+
+/* Closes *@fd if open and marks it closed, so teardown does not again. */
+static inline void stream_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * The data of the tests: byte @off of a pseudo-random stream named @seed,
+ * so a reader can check any stretch wherever its reads start and end.
+ */
+static inline uint64_t stream_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;	/* splitmix64 */
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline void stream_fill(void *buf, size_t len, uint64_t seed,
+			       uint64_t off)
+{
+	unsigned char *p = buf;
+	uint64_t w = stream_mix(seed << 40 ^ off >> 3);
+	size_t i;
+
+	for (i = 0; i < len; i++, off++) {
+		if (i && !(off & 7))
+			w = stream_mix(seed << 40 ^ off >> 3);
+		p[i] = w >> (off & 7) * 8;
+	}
+}
+
+/* Where @buf first differs from the stream at @off, or -1 if nowhere. */
+static inline ssize_t stream_mismatch(const void *buf, size_t len,
+				      uint64_t seed, uint64_t off)
+{
+	const unsigned char *p = buf;
+	uint64_t w = stream_mix(seed << 40 ^ off >> 3);
+	size_t i;
+
+	for (i = 0; i < len; i++, off++) {
+		if (i && !(off & 7))
+			w = stream_mix(seed << 40 ^ off >> 3);
+		if (p[i] != (unsigned char)(w >> (off & 7) * 8))
+			return i;
+	}
+	return -1;
+}
+
+/* 64-bit FNV-1a over @buf, continuing from @h (start: STREAM_FNV_INIT). */
+#define STREAM_FNV_INIT 0xcbf29ce484222325ull
+
+static inline uint64_t stream_fnv1a(uint64_t h, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len--) {
+		h ^= *p++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/*
+ * Writes all @len bytes of @buf in write()s of at most @chunk bytes
+ * (0: as one).  0 or -errno.
+ */
+static inline int stream_write_all(int fd, const void *buf, size_t len,
+				   size_t chunk)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, chunk && chunk < len ? chunk : len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Reads up to @len bytes into @buf in read()s of at most @chunk bytes
+ * (0: any), each after at most STREAM_WAIT_MS of waiting.  Returns the
+ * count, short only at EOF, or -errno (-ETIMEDOUT when nothing came).
+ */
+static inline ssize_t stream_read_full(int fd, void *buf, size_t len,
+				       size_t chunk)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n;
+	int ev;
+
+	while (got < len) {
+		ev = stream_wait(fd, POLLIN, STREAM_WAIT_MS);
+		if (ev <= 0)
+			return ev ? ev : -ETIMEDOUT;
+		n = read(fd, p + got, chunk && chunk < len - got ? chunk : len - got);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/*
+ * Sends @len bytes of stream @seed from offset *@off on, in writes of at
+ * most @chunk bytes, and advances *@off.  0 or -errno.
+ */
+static inline int stream_send_pattern(int fd, uint64_t seed, uint64_t *off,
+				      size_t len, size_t chunk)
+{
+	size_t bsize = chunk && chunk < len ? chunk : len;
+	char *buf = malloc(bsize ? bsize : 1);
+	int err = 0;
+	size_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (len && !err) {
+		n = bsize < len ? bsize : len;
+		stream_fill(buf, n, seed, *off);
+		err = stream_write_all(fd, buf, n, 0);
+		if (!err) {
+			*off += n;
+			len -= n;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Fills the connection's buffers with stream @seed from *@off on (a peer
+ * that does not read): MSG_DONTWAIT sends until EAGAIN, again after 100 ms
+ * until it holds (the transport may still be moving data), at most
+ * @max bytes in all.  0 once full, -ENOSPC if never, or -errno.
+ */
+static inline int stream_fill_sndbuf(int fd, uint64_t seed, uint64_t *off,
+				     uint64_t max)
+{
+	char *buf = malloc(65536);
+	int err = -ENOSPC, again = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (*off < max) {
+		stream_fill(buf, 65536, seed, *off);
+		n = send(fd, buf, 65536, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			*off += n;
+			again = 0;
+			continue;
+		}
+		if (n == 0 || errno != EAGAIN) {
+			err = n ? -errno : -EIO;
+			break;
+		}
+		if (again++ == 2) {
+			err = 0;
+			break;
+		}
+		usleep(100000);
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Receives @len bytes of stream @seed from offset *@off on, in reads of at
+ * most @chunk bytes, checks them, and advances *@off.  0, -ENODATA at an
+ * early EOF, -EBADMSG at a wrong byte (*@off then says where), or -errno.
+ */
+static inline int stream_recv_pattern(int fd, uint64_t seed, uint64_t *off,
+				      size_t len, size_t chunk)
+{
+	size_t want, bsize = chunk && chunk < len ? chunk : len;
+	char *buf = malloc(bsize ? bsize : 1);
+	ssize_t n, bad;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (len && !err) {
+		want = bsize < len ? bsize : len;
+		n = stream_read_full(fd, buf, want, 0);
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		bad = stream_mismatch(buf, n, seed, *off);
+		if (bad >= 0) {
+			*off += bad;
+			err = -EBADMSG;
+			break;
+		}
+		*off += n;
+		len -= n;
+		if ((size_t)n < want)
+			err = -ENODATA;		/* EOF before @len */
+	}
+	free(buf);
+	return err;
 }
 
 #endif /* SDP_HOSTS_H */

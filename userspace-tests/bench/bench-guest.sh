@@ -1,0 +1,199 @@
+#!/bin/bash
+# bench-guest.sh: the measurements of `make bench`, run in the test bed's
+# guest by run-bench (through vm-run and run-tests, hence KTAP: one case
+# per test and message size, which fails when a run fails or the traffic
+# did not take the path it should).  qperf's server runs on host B, its
+# client on host A: TCP crosses va/vb, RC and SDP cross rxeA/rxeB.
+# Appends to $SDP_BENCH_OUT/results.csv (test,size,run,value,unit; MB/s
+# is 10^6 bytes/s, us microseconds), keeps every tool's output in
+# bench.log and the guest's side of the set-up in env-guest.txt.
+# Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
+# SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
+# SDP_BENCH_RSTREAM_MIB: see run-bench.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/bed/hosts.env"
+OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
+read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
+read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
+RUNS=${SDP_BENCH_RUNS:-3}
+TIME=${SDP_BENCH_TIME:-2}
+RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
+RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
+PORT=19765                                  # qperf's control port
+CSV=$OUT/results.csv
+LOG=$OUT/bench.log
+QTIMEOUT=$((TIME * 2 + 60))                 # one qperf run's time limit
+
+# bytes SIZE: 64, 4K / 4k, 1M / 1m -> bytes (binary)
+bytes() {
+    case $1 in
+    *[kK]) echo $((${1%?} * 1024)) ;;
+    *[mM]) echo $((${1%?} * 1048576)) ;;
+    *) echo $(($1)) ;;
+    esac
+}
+
+log() { printf '%s\n' "$*" >>"$LOG"; }
+
+# The qperf server on host B: it binds the wildcard, and the client
+# reaches it at B's address, so both the control connection and the
+# tests' own connections go A -> B over va/vb (and rxeA/rxeB).
+qserver=
+start_qperf_server() {
+    qperf --listen_port "$PORT" >>"$OUT/qperf-server.log" 2>&1 &
+    qserver=$!
+    for _ in $(seq 50); do
+        ss -Hltn "sport = :$PORT" | grep -q . && return 0
+        sleep 0.2
+    done
+    log "qperf server did not listen on $PORT"
+}
+# After a failed run (in the case's subshell): the server's test child,
+# if it hangs, goes.
+kill_qperf_test() { pkill -P "$qserver" 2>/dev/null || true; }
+# After each case (in the main shell): the server comes back if it died.
+check_qperf_server() {
+    kill -0 "$qserver" 2>/dev/null && return
+    wait "$qserver" 2>/dev/null || true
+    log "qperf server died; restarting it"
+    start_qperf_server
+}
+# shellcheck disable=SC2329  # (the EXIT trap runs it)
+stop_all() {
+    [[ -z $qserver ]] && return
+    pkill -P "$qserver" 2>/dev/null || true
+    kill "$qserver" 2>/dev/null || true
+    wait "$qserver" 2>/dev/null || true
+}
+trap stop_all EXIT
+
+# Counters that show where the traffic went: Soft-RoCE packets both ways,
+# the veth ends' bytes, and lo's (which should stay out of it).
+pkts() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
+nbytes() { cat "/sys/class/net/$1/statistics/$2_bytes"; }
+counters() {
+    echo "$(pkts "$SDP_A_RDMA" sent_pkts) $(pkts "$SDP_B_RDMA" rcvd_pkts)" \
+         "$(pkts "$SDP_B_RDMA" sent_pkts) $(pkts "$SDP_A_RDMA" rcvd_pkts)" \
+         "$(nbytes "$SDP_A_IF" tx) $(nbytes "$SDP_B_IF" rx) $(nbytes lo tx)"
+}
+
+# to_unit VALUE UNIT: qperf's figure in MB/s or us
+to_unit() {
+    awk -v v="$1" -v u="$2" 'BEGIN {
+        f["bytes/sec"] = 1e-6; f["KB/sec"] = 1e-3; f["MB/sec"] = 1; f["GB/sec"] = 1e3
+        f["ns"] = 1e-3; f["us"] = 1; f["ms"] = 1e3; f["sec"] = 1e6
+        if (!(u in f) || v !~ /^[0-9.]+$/) exit 1
+        printf "%.6g %s\n", v * f[u], (u ~ /sec$/ && u != "sec") ? "MB/s" : "us"
+    }'
+}
+
+# qperf_run TEST SIZE: one qperf run from host A to host B; prints
+# "VALUE UNIT" (MB/s or us)
+qperf_run() {
+    local test=$1 size=$2 out value unit
+    local -a opts=()
+    # qperf's RC tests reach a RoCE device only through the RDMA CM: its
+    # own QP exchange sets no GRH ("failed to modify QP to RTR")
+    [[ $test == rc_* ]] && opts+=(-cm1)
+    out=$(timeout -k 5 "$QTIMEOUT" qperf "$SDP_B4" --listen_port "$PORT" "${opts[@]}" \
+          -t "$TIME" -m "$size" -vvs "$test" 2>&1) || {
+        log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1
+    }
+    log "$out"
+    read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")
+    awk '$1 ~ /_errors$/ && $3 != 0 { bad = 1 } END { exit bad }' <<<"$out" ||
+        { echo "qperf $test -m $size: errors: $(grep -E '_errors += +[1-9]' <<<"$out" | xargs)"; return 1; }
+    awk -v v="${value:-0}" 'BEGIN { exit !(v > 0) }' ||
+        { echo "qperf $test -m $size: no result ($value $unit)"; return 1; }
+    to_unit "$value" "$unit"
+}
+
+# rstream_run SIZE RUN: rsockets' rstream, server on host B, client on A;
+# ping-pong of RS_MIB one way then back; prints "MB/s"
+rstream_run() {
+    local size=$1 run=$2 count port out sout spid t
+    count=$(((RS_MIB * 1048576 + size - 1) / size))
+    port=$((7471 + run))
+    sout=$(mktemp)
+    timeout -k 5 180 rstream -b "$SDP_B4" -p "$port" -S "$size" -C "$count" -T b >"$sout" 2>&1 &
+    spid=$!
+    for _ in $(seq 50); do    # until it listens
+        rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr $SDP_B4:$port " && break
+        sleep 0.2
+    done
+    out=$(timeout -k 5 180 rstream -s "$SDP_B4" -b "$SDP_A4" -p "$port" -S "$size" -C "$count" -T b 2>&1) || {
+        log "$out"; kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true
+        log "$(cat "$sout")"; rm -f "$sout"; echo "rstream failed: $(tail -n1 <<<"$out")"; return 1
+    }
+    wait "$spid" 2>/dev/null || true
+    log "$out"; log "server: $(cat "$sout")"; rm -f "$sout"
+    # name bytes xfers iters total time Gb/sec usec/xfer; bytes both ways
+    t=$(awk '$1 == "custom" { sub(/s$/, "", $6); print $6 }' <<<"$out")
+    awk -v t="${t:-0}" -v b=$((2 * count * size)) 'BEGIN {
+        if (t <= 0) exit 1; printf "%.6g MB/s\n", b / t / 1e6 }' ||
+        { echo "rstream: no time in its output"; return 1; }
+}
+
+# bench_case TEST SIZE: RUNS runs into the CSV; checks the path
+bench_case() {
+    local test=$1 size=$2 run r unit vals=() before after
+    local a0 b0 c0 d0 va0 vb0 lo0 a1 b1 c1 d1 va1 vb1 lo1
+    before=$(counters)
+    for ((run = 1; run <= RUNS; run++)); do
+        log "== $test size $size run $run"
+        if [[ $test == rstream_bw ]]; then
+            r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
+        else
+            r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
+        fi
+        read -r r unit <<<"$r"
+        echo "$test,$size,$run,$r,$unit" >>"$CSV"
+        vals+=("$r")
+    done
+    after=$(counters)
+    echo "$test $size B: ${vals[*]} $unit"
+    read -r a0 b0 c0 d0 va0 vb0 lo0 <<<"$before"
+    read -r a1 b1 c1 d1 va1 vb1 lo1 <<<"$after"
+    echo "  $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0)) pkts," \
+         "$SDP_B_RDMA->$SDP_A_RDMA $((c1 - c0))/$((d1 - d0)) pkts (sent/received);" \
+         "$SDP_A_IF tx $((va1 - va0)) B, $SDP_B_IF rx $((vb1 - vb0)) B, lo tx $((lo1 - lo0)) B"
+    ((lo1 - lo0 < 65536)) || { echo "traffic went over lo"; return 1; }
+    ((va1 > va0 && vb1 > vb0)) || { echo "no traffic over $SDP_A_IF -> $SDP_B_IF"; return 1; }
+    if [[ $test != tcp_* ]]; then
+        ((a1 > a0 && b1 > b0 && c1 > c0 && d1 > d0)) ||
+            { echo "the traffic did not go between $SDP_A_RDMA and $SDP_B_RDMA"; return 1; }
+    fi
+}
+
+mkdir -p "$OUT"
+[[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
+{
+    echo "guest kernel: $(uname -r)"
+    echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+    echo "sdp: $(modinfo -F version sdp) srcversion $(cat /sys/module/sdp/srcversion 2>/dev/null || echo '?')"
+    echo "qperf: $(qperf --version 2>&1)"
+    echo "links: $(rdma link show | xargs)"
+    echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"
+    echo "tests: ${TESTS[*]}; sizes: ${SIZES[*]}; runs: $RUNS; time: $TIME s; rstream: $RS_SIZE B x $RS_MIB MiB"
+} >"$OUT/env-guest.txt"
+: >"$LOG"
+
+start_qperf_server
+cases=()
+for test in "${TESTS[@]}"; do
+    for size in "${SIZES[@]}"; do cases+=("$test $(bytes "$size")"); done
+done
+((RS_SIZE > 0)) && cases+=("rstream_bw $(bytes "$RS_SIZE")")
+# SDP last: if it takes the guest down, the rest is measured already
+mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)
+
+ktap_plan "${#cases[@]}"
+for c in "${cases[@]}"; do
+    # shellcheck disable=SC2086  # (TEST SIZE)
+    ktap_run "${c/ /_}" bench_case $c
+    check_qperf_server
+done
+ktap_finish

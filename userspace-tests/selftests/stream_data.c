@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stream_data: data integrity on one stream connection, over real TCP (the
+ * reference) and over SDP on IPv4, IPv6 and v4-mapped IPv6.  Writes of
+ * 1 B .. 4 MiB read back with unrelated read sizes, mixed sizes, both
+ * directions at once (blocking threads, and non-blocking poll loops),
+ * writev/readv and sendmsg/recvmsg with several iovecs, many small
+ * messages, short and zero-length reads and writes.  Every byte is checked
+ * against a position-keyed pseudo-random pattern, and a 64-bit FNV-1a of
+ * the whole stream is compared between writer and reader.
+ *
+ * SDP_TEST_MAX (bytes, default 4194304) caps the largest write and the
+ * data per direction: the Soft-RoCE link moves only ~25 MB/s under TCG.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "sdp_hosts.h"
+
+#define KiB 1024ul
+#define MiB (1024ul * 1024)
+
+static size_t max_size(void)
+{
+	const char *s = getenv("SDP_TEST_MAX");
+	size_t v = s ? strtoul(s, NULL, 0) : 0;
+
+	return v >= 64 * KiB ? v : 4 * MiB;
+}
+
+/*
+ * One direction of a transfer, run in a thread: the writer writes
+ * sizes[i % nsizes] bytes per write() until @total, the reader reads with
+ * sizes[i % nsizes] per read() and checks every byte.
+ */
+struct xfer {
+	int fd;
+	uint64_t seed;
+	const size_t *sizes;
+	size_t nsizes;
+	uint64_t total;
+	bool eof;		/* writer: SHUT_WR after; reader: expect EOF */
+	/* results */
+	int err;		/* 0, -errno, -EBADMSG (wrong byte), -ENODATA */
+	uint64_t done;		/* bytes moved */
+	uint64_t hash;		/* FNV-1a of them */
+	long short_writes;	/* blocking write()s that returned short */
+};
+
+static void *writer(void *arg)
+{
+	struct xfer *x = arg;
+	size_t i, n, bsize = 0;
+	char *buf;
+	ssize_t w;
+
+	for (i = 0; i < x->nsizes; i++)
+		bsize = x->sizes[i] > bsize ? x->sizes[i] : bsize;
+	buf = malloc(bsize);
+	if (!buf) {
+		x->err = -ENOMEM;
+		return NULL;
+	}
+	x->hash = STREAM_FNV_INIT;
+	for (i = 0; x->done < x->total; i++) {
+		n = x->sizes[i % x->nsizes];
+		if (n > x->total - x->done)
+			n = x->total - x->done;
+		stream_fill(buf, n, x->seed, x->done);
+		x->hash = stream_fnv1a(x->hash, buf, n);
+		/* A blocking write() takes it all (TCP loops until it has). */
+		w = write(x->fd, buf, n);
+		if (w >= 0 && (size_t)w < n) {
+			x->short_writes++;
+			x->err = stream_write_all(x->fd, buf + w, n - w, 0);
+		} else if (w < 0) {
+			x->err = -errno;
+		}
+		if (x->err)
+			break;
+		x->done += n;
+	}
+	if (!x->err && x->eof && shutdown(x->fd, SHUT_WR))
+		x->err = -errno;
+	free(buf);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct xfer *x = arg;
+	size_t i, n, bsize = 0;
+	ssize_t r, bad;
+	char *buf;
+	int ev;
+
+	for (i = 0; i < x->nsizes; i++)
+		bsize = x->sizes[i] > bsize ? x->sizes[i] : bsize;
+	buf = malloc(bsize);
+	if (!buf) {
+		x->err = -ENOMEM;
+		return NULL;
+	}
+	x->hash = STREAM_FNV_INIT;
+	for (i = 0; x->done < x->total || x->eof; i++) {
+		n = x->sizes[i % x->nsizes];
+		if (x->done < x->total && n > x->total - x->done)
+			n = x->total - x->done;
+		ev = stream_wait(x->fd, POLLIN, STREAM_WAIT_MS);
+		if (ev <= 0) {
+			x->err = ev ? ev : -ETIMEDOUT;
+			break;
+		}
+		r = read(x->fd, buf, n);
+		if (r < 0) {
+			x->err = -errno;
+			break;
+		}
+		if (r == 0) {
+			/* EOF: right only after the last byte. */
+			if (x->done < x->total)
+				x->err = -ENODATA;
+			break;
+		}
+		if (x->done + r > x->total) {
+			x->err = -E2BIG;	/* more than was written */
+			break;
+		}
+		bad = stream_mismatch(buf, r, x->seed, x->done);
+		if (bad >= 0) {
+			x->err = -EBADMSG;
+			x->done += bad;
+			break;
+		}
+		x->hash = stream_fnv1a(x->hash, buf, r);
+		x->done += r;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Read sizes unrelated to any write size. */
+static const size_t odd_reads[] = { 1, 7, 4093, 65537, 13, 262147, 100, 1000003, 2 };
+
+static void xfer_report(struct __test_metadata *_metadata, const char *what,
+			const struct xfer *w, const struct xfer *r)
+{
+	if (w->err || r->err)
+		TH_LOG("%s: writer err %d after %llu B, reader err %d at %llu B",
+		       what, w->err, (unsigned long long)w->done, r->err,
+		       (unsigned long long)r->done);
+}
+
+/* Runs writer @w and reader @r in two threads and checks they agree. */
+static void run_one_way(struct __test_metadata *_metadata, struct xfer *w,
+			struct xfer *r)
+{
+	pthread_t tw, tr;
+
+	ASSERT_EQ(0, pthread_create(&tr, NULL, reader, r));
+	ASSERT_EQ(0, pthread_create(&tw, NULL, writer, w));
+	pthread_join(tr, NULL);
+	/* A reader that gave up leaves the writer blocked: wake it. */
+	if (r->err)
+		shutdown(w->fd, SHUT_RDWR);
+	pthread_join(tw, NULL);
+	xfer_report(_metadata, "one way", w, r);
+	EXPECT_EQ(0, w->err);
+	EXPECT_EQ(0, r->err);
+	EXPECT_EQ(0, w->short_writes);
+	EXPECT_EQ(w->total, w->done);
+	EXPECT_EQ(w->total, r->done);
+	EXPECT_EQ(w->hash, r->hash);
+}
+
+FIXTURE(data)
+{
+	STREAM_CONN_FIELDS;
+};
+
+STREAM_VARIANTS(data);
+
+FIXTURE_SETUP(data)
+{
+	STREAM_SETUP(self, variant);
+}
+
+FIXTURE_TEARDOWN(data)
+{
+	STREAM_TEARDOWN(self);
+}
+
+/* Writes of 1 B, 100 B, 4 KiB, 64 KiB, 1 MiB, 4 MiB; then EOF. */
+TEST_F_TIMEOUT(data, write_sizes_client_to_server, 120)
+{
+	static const size_t all[] = { 1, 100, 4 * KiB, 64 * KiB, MiB, 4 * MiB };
+	size_t sizes[6], n = 0, i, max = max_size();
+	struct xfer w = { .fd = self->cfd, .seed = 1, .eof = true };
+	struct xfer r = { .fd = self->afd, .seed = 1, .eof = true,
+			  .sizes = odd_reads, .nsizes = ARRAY_SIZE(odd_reads) };
+
+	for (i = 0; i < ARRAY_SIZE(all); i++) {
+		sizes[n++] = all[i] < max ? all[i] : max;
+		w.total += sizes[n - 1];
+	}
+	w.sizes = sizes;
+	w.nsizes = n;
+	r.total = w.total;
+	run_one_way(_metadata, &w, &r);
+}
+
+/* The same sizes from the accepting end, read in its own odd sizes. */
+TEST_F_TIMEOUT(data, write_sizes_server_to_client, 120)
+{
+	static const size_t all[] = { 4 * MiB, MiB, 64 * KiB, 4 * KiB, 100, 1 };
+	static const size_t reads[] = { 65537, 3, 4093, 1, 999999 };
+	size_t sizes[6], n = 0, i, max = max_size();
+	struct xfer w = { .fd = self->afd, .seed = 2, .eof = true };
+	struct xfer r = { .fd = self->cfd, .seed = 2, .eof = true,
+			  .sizes = reads, .nsizes = ARRAY_SIZE(reads) };
+
+	for (i = 0; i < ARRAY_SIZE(all); i++) {
+		sizes[n++] = all[i] < max ? all[i] : max;
+		w.total += sizes[n - 1];
+	}
+	w.sizes = sizes;
+	w.nsizes = n;
+	r.total = w.total;
+	run_one_way(_metadata, &w, &r);
+}
+
+/* Pseudo-random write sizes from 1 B to 256 KiB mixed in one stream. */
+TEST_F_TIMEOUT(data, mixed_sizes, 120)
+{
+	static const size_t menu[] = { 1, 2, 3, 100, 1023, 4096, 4097, 65535,
+				       65536, 65537, 262144 };
+	size_t sizes[200], i;
+	struct xfer w = { .fd = self->cfd, .seed = 3, .eof = true };
+	struct xfer r = { .fd = self->afd, .seed = 3, .eof = true,
+			  .sizes = odd_reads, .nsizes = ARRAY_SIZE(odd_reads) };
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		sizes[i] = menu[stream_mix(i) % ARRAY_SIZE(menu)];
+	w.sizes = sizes;
+	w.nsizes = ARRAY_SIZE(sizes);
+	w.total = max_size();
+	r.total = w.total;
+	run_one_way(_metadata, &w, &r);
+}
+
+/*
+ * Both ends write and read at once, each with a blocking writer and a
+ * blocking reader thread on the same socket: more than the buffers hold
+ * in each direction, so a sender blocked for room must not keep the
+ * receiver on the same socket from draining.
+ */
+TEST_F_TIMEOUT(data, both_directions_threads, 120)
+{
+	static const size_t wsizes[] = { 65536, 1000, 300000 };
+	static const size_t rsizes[] = { 4093, 65537, 7 };
+	uint64_t total = max_size() / 2;
+	struct xfer x[4] = {
+		{ .fd = self->cfd, .seed = 4, .sizes = wsizes, .nsizes = 3 },
+		{ .fd = self->afd, .seed = 4, .sizes = rsizes, .nsizes = 3 },
+		{ .fd = self->afd, .seed = 5, .sizes = wsizes, .nsizes = 3 },
+		{ .fd = self->cfd, .seed = 5, .sizes = rsizes, .nsizes = 3 },
+	};
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		x[i].total = total;
+		x[i].eof = true;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, i & 1 ? reader : writer, &x[i]));
+	}
+	/* Readers first: one that gave up leaves a writer blocked. */
+	pthread_join(t[1], NULL);
+	pthread_join(t[3], NULL);
+	if (x[1].err || x[3].err) {
+		shutdown(self->cfd, SHUT_RDWR);
+		shutdown(self->afd, SHUT_RDWR);
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[2], NULL);
+	xfer_report(_metadata, "A to B", &x[0], &x[1]);
+	xfer_report(_metadata, "B to A", &x[2], &x[3]);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, x[i].err);
+		EXPECT_EQ(total, x[i].done);
+	}
+	EXPECT_EQ(0, x[0].short_writes + x[2].short_writes);
+	EXPECT_EQ(x[0].hash, x[1].hash);
+	EXPECT_EQ(x[2].hash, x[3].hash);
+}
+
+/*
+ * Each end runs one non-blocking poll() loop that writes and reads as the
+ * socket allows, the way event-driven servers do.
+ */
+struct duplex {
+	int fd;
+	uint64_t wseed, rseed, total;
+	int err;
+	uint64_t sent, rcvd, whash, rhash;
+	bool got_eof;
+};
+
+#define DUPLEX_WBUF 65536
+#define DUPLEX_RBUF 4093
+
+static void *duplex_loop(void *arg)
+{
+	char *wb = malloc(DUPLEX_WBUF), *rb = malloc(DUPLEX_RBUF);
+	struct duplex *d = arg;
+	bool shut = false;
+	ssize_t n, bad;
+	size_t len;
+	int ev;
+
+	if (!wb || !rb) {
+		d->err = -ENOMEM;
+		goto out;
+	}
+	d->whash = d->rhash = STREAM_FNV_INIT;
+	while (!d->got_eof) {
+		ev = stream_wait(d->fd, shut ? POLLIN : POLLIN | POLLOUT, STREAM_WAIT_MS);
+		if (ev <= 0 || (ev & (POLLERR | POLLNVAL))) {
+			d->err = ev < 0 ? ev : ev ? -EIO : -ETIMEDOUT;
+			break;
+		}
+		if ((ev & POLLOUT) && !shut) {
+			len = d->total - d->sent;
+			len = len < DUPLEX_WBUF ? len : DUPLEX_WBUF;
+			stream_fill(wb, len, d->wseed, d->sent);
+			n = send(d->fd, wb, len, MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN) {
+				d->err = -errno;
+				break;
+			}
+			if (n > 0) {
+				d->whash = stream_fnv1a(d->whash, wb, n);
+				d->sent += n;
+			}
+			if (d->sent == d->total) {
+				/* Done sending: the peer reads EOF after this. */
+				if (shutdown(d->fd, SHUT_WR)) {
+					d->err = -errno;
+					break;
+				}
+				shut = true;
+			}
+		}
+		if (ev & (POLLIN | POLLHUP)) {
+			n = recv(d->fd, rb, DUPLEX_RBUF, MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN) {
+				d->err = -errno;
+				break;
+			}
+			if (n == 0)
+				d->got_eof = true;
+			if (n <= 0)
+				continue;
+			bad = stream_mismatch(rb, n, d->rseed, d->rcvd);
+			if (bad >= 0) {
+				d->err = -EBADMSG;
+				d->rcvd += bad;
+				break;
+			}
+			d->rhash = stream_fnv1a(d->rhash, rb, n);
+			d->rcvd += n;
+		}
+	}
+out:
+	/* On error, end the connection so the peer's loop stops too. */
+	if (d->err)
+		shutdown(d->fd, SHUT_RDWR);
+	free(wb);
+	free(rb);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(data, both_directions_poll_loops, 120)
+{
+	uint64_t total = max_size() / 2;
+	struct duplex a = { .fd = self->cfd, .wseed = 6, .rseed = 7, .total = total };
+	struct duplex b = { .fd = self->afd, .wseed = 7, .rseed = 6, .total = total };
+	pthread_t ta, tb;
+
+	ASSERT_EQ(0, pthread_create(&ta, NULL, duplex_loop, &a));
+	ASSERT_EQ(0, pthread_create(&tb, NULL, duplex_loop, &b));
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	if (a.err || b.err)
+		TH_LOG("A: err %d sent %llu rcvd %llu; B: err %d sent %llu rcvd %llu",
+		       a.err, (unsigned long long)a.sent, (unsigned long long)a.rcvd,
+		       b.err, (unsigned long long)b.sent, (unsigned long long)b.rcvd);
+	EXPECT_EQ(0, a.err);
+	EXPECT_EQ(0, b.err);
+	EXPECT_EQ(total, a.sent);
+	EXPECT_EQ(total, b.sent);
+	EXPECT_EQ(total, a.rcvd);
+	EXPECT_EQ(total, b.rcvd);
+	EXPECT_EQ(a.whash, b.rhash);
+	EXPECT_EQ(b.whash, a.rhash);
+}
+
+/*
+ * writev() with iovecs of odd sizes (one empty) takes all of them in
+ * order; readv() into differently cut iovecs fills them in order.
+ */
+static const size_t wcut[] = { 1, 13, 4096, 0, 65536, 7, 100000, 3 };
+static const size_t rcut[] = { 5, 1, 65539, 333, 8191 };
+#define WCUT_SUM (1 + 13 + 4096 + 0 + 65536 + 7 + 100000 + 3)
+#define WRITEV_ROUNDS 10
+
+struct vec_writer {
+	int fd;
+	int err;		/* 0, -errno, or -EMSGSIZE on a short writev() */
+	uint64_t hash;
+};
+
+static void *vec_writer(void *arg)
+{
+	struct iovec iov[ARRAY_SIZE(wcut)];
+	struct vec_writer *v = arg;
+	uint64_t off = 0;
+	size_t i, k;
+	ssize_t n;
+
+	v->hash = STREAM_FNV_INIT;
+	for (i = 0; i < ARRAY_SIZE(wcut); i++) {
+		iov[i].iov_base = malloc(wcut[i] + 1);
+		iov[i].iov_len = wcut[i];
+	}
+	for (k = 0; k < WRITEV_ROUNDS && !v->err; k++) {
+		for (i = 0; i < ARRAY_SIZE(wcut); i++) {
+			stream_fill(iov[i].iov_base, wcut[i], 8, off);
+			v->hash = stream_fnv1a(v->hash, iov[i].iov_base, wcut[i]);
+			off += wcut[i];
+		}
+		/* Blocking: all of it, in one call. */
+		n = writev(v->fd, iov, ARRAY_SIZE(wcut));
+		if (n != WCUT_SUM)
+			v->err = n < 0 ? -errno : -EMSGSIZE;
+	}
+	if (!v->err && shutdown(v->fd, SHUT_WR))
+		v->err = -errno;
+	for (i = 0; i < ARRAY_SIZE(wcut); i++)
+		free(iov[i].iov_base);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(data, writev_readv, 60)
+{
+	struct vec_writer v = { .fd = self->cfd };
+	struct iovec riov[ARRAY_SIZE(rcut)];
+	uint64_t roff = 0, total = (uint64_t)WCUT_SUM * WRITEV_ROUNDS;
+	uint64_t rhash = STREAM_FNV_INIT;
+	pthread_t t;
+	size_t i, m;
+	ssize_t n, bad;
+
+	for (i = 0; i < ARRAY_SIZE(rcut); i++) {
+		riov[i].iov_base = malloc(rcut[i]);
+		riov[i].iov_len = rcut[i];
+		ASSERT_NE(NULL, riov[i].iov_base);
+	}
+	ASSERT_EQ(0, pthread_create(&t, NULL, vec_writer, &v));
+	stream_watchdog(50);
+	while (roff < total) {
+		n = stream_wait(self->afd, POLLIN, STREAM_WAIT_MS);
+		if (n != POLLIN)
+			break;
+		n = readv(self->afd, riov, ARRAY_SIZE(rcut));
+		if (n <= 0 || (uint64_t)n > total - roff)
+			break;
+		/* Gather in iovec order: that is the stream's order. */
+		for (i = 0; n > 0; i++) {
+			m = (size_t)n < rcut[i] ? (size_t)n : rcut[i];
+			bad = stream_mismatch(riov[i].iov_base, m, 8, roff);
+			if (bad >= 0) {
+				TH_LOG("wrong byte at offset %llu",
+				       (unsigned long long)roff + bad);
+				break;
+			}
+			rhash = stream_fnv1a(rhash, riov[i].iov_base, m);
+			roff += m;
+			n -= m;
+		}
+		if (n > 0)
+			break;
+	}
+	EXPECT_EQ(total, roff);
+	if (roff < total)
+		shutdown(self->cfd, SHUT_RDWR);	/* unblock the writer */
+	/* Then EOF: the writer shut its side. */
+	EXPECT_EQ(POLLIN, stream_wait(self->afd, POLLIN, STREAM_WAIT_MS));
+	EXPECT_EQ(0, readv(self->afd, riov, ARRAY_SIZE(rcut)));
+	pthread_join(t, NULL);
+	stream_watchdog(0);
+	EXPECT_EQ(0, v.err);
+	EXPECT_EQ(v.hash, rhash);
+	for (i = 0; i < ARRAY_SIZE(rcut); i++)
+		free(riov[i].iov_base);
+}
+
+/*
+ * sendmsg()/recvmsg() with iovecs; a stream socket reports no source
+ * address (msg_namelen 0, as recvfrom()'s addrlen) and no flags.
+ */
+TEST_F(data, sendmsg_recvmsg)
+{
+	char a[10], b[3000], c[1], r1[2000], r2[5000];
+	struct iovec wiov[] = { { a, sizeof(a) }, { b, sizeof(b) }, { c, sizeof(c) } };
+	struct iovec riov[] = { { r1, sizeof(r1) }, { r2, sizeof(r2) } };
+	struct sockaddr_storage from;
+	struct msghdr msg = { .msg_iov = wiov, .msg_iovlen = 3 };
+	socklen_t fromlen = sizeof(from);
+	uint64_t off = 0;
+	ssize_t n;
+
+	stream_fill(a, sizeof(a), 9, 0);
+	stream_fill(b, sizeof(b), 9, sizeof(a));
+	stream_fill(c, sizeof(c), 9, sizeof(a) + sizeof(b));
+	ASSERT_EQ(3011, sendmsg(self->cfd, &msg, 0));
+
+	/* Wait for all 3011 bytes, then take them in one recvmsg(). */
+	ASSERT_EQ(0, stream_wait_bytes(self->afd, 3011, STREAM_WAIT_MS));
+	msg = (struct msghdr){ .msg_iov = riov, .msg_iovlen = 2,
+			       .msg_name = &from, .msg_namelen = sizeof(from) };
+	n = recvmsg(self->afd, &msg, 0);
+	ASSERT_EQ(3011, n);
+	EXPECT_EQ(0, msg.msg_namelen);
+	EXPECT_EQ(0, msg.msg_flags);
+	EXPECT_EQ(-1, stream_mismatch(r1, sizeof(r1), 9, 0));
+	EXPECT_EQ(-1, stream_mismatch(r2, 1011, 9, sizeof(r1)));
+
+	/* recvfrom() names no peer on a stream socket either. */
+	ASSERT_EQ(0, stream_send_pattern(self->afd, 10, &off, 100, 0));
+	ASSERT_EQ(POLLIN, stream_wait(self->cfd, POLLIN, STREAM_WAIT_MS));
+	memset(&from, 0xaa, sizeof(from));
+	EXPECT_EQ(100, recvfrom(self->cfd, r1, sizeof(r1), 0,
+				(struct sockaddr *)&from, &fromlen));
+	EXPECT_EQ(0, fromlen);
+	EXPECT_EQ(-1, stream_mismatch(r1, 100, 10, 0));
+}
+
+/* 10000 writes of 1..64 B, read back in 4093-byte reads: nothing lost. */
+TEST_F_TIMEOUT(data, many_small_writes, 120)
+{
+	static const size_t rsizes[] = { 4093 };
+	size_t *sizes = malloc(10000 * sizeof(*sizes));
+	struct xfer w = { .fd = self->cfd, .seed = 11, .eof = true };
+	struct xfer r = { .fd = self->afd, .seed = 11, .eof = true,
+			  .sizes = rsizes, .nsizes = 1 };
+	size_t i;
+
+	ASSERT_NE(NULL, sizes);
+	for (i = 0; i < 10000; i++) {
+		sizes[i] = stream_mix(i + 12345) % 64 + 1;
+		w.total += sizes[i];
+	}
+	w.sizes = sizes;
+	w.nsizes = 10000;
+	r.total = w.total;
+	run_one_way(_metadata, &w, &r);
+	free(sizes);
+}
+
+/* A read larger than what is there returns what is there, at once. */
+TEST_F(data, short_read_returns_available)
+{
+	size_t len = MiB;
+	char *buf = malloc(len);
+	uint64_t off = 0;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, stream_send_pattern(self->cfd, 12, &off, 100, 0));
+	ASSERT_EQ(POLLIN, stream_wait(self->afd, POLLIN, STREAM_WAIT_MS));
+	EXPECT_EQ(100, read(self->afd, buf, len));
+	EXPECT_EQ(-1, stream_mismatch(buf, 100, 12, 0));
+	/* Nothing more is there. */
+	EXPECT_EQ(-1, recv(self->afd, buf, len, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	free(buf);
+}
+
+/*
+ * Zero-length writes send nothing.  A zero-length read() returns 0 at once
+ * (the VFS answers it); a zero-length recv() goes to the protocol, and TCP
+ * treats it as any read: EAGAIN on an empty socket with MSG_DONTWAIT (and
+ * blocking, without), 0 once data is queued.
+ */
+TEST_F(data, zero_length_io)
+{
+	char buf[16];
+
+	EXPECT_EQ(0, write(self->cfd, buf, 0));
+	EXPECT_EQ(0, send(self->cfd, NULL, 0, 0));
+	EXPECT_EQ(0, stream_wait(self->afd, POLLIN, 200));
+	EXPECT_EQ(0, read(self->afd, buf, 0));
+	EXPECT_EQ(-1, recv(self->afd, NULL, 0, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+
+	ASSERT_EQ(3, write(self->cfd, "abc", 3));
+	ASSERT_EQ(POLLIN, stream_wait(self->afd, POLLIN, STREAM_WAIT_MS));
+	EXPECT_EQ(0, read(self->afd, buf, 0));
+	EXPECT_EQ(0, recv(self->afd, NULL, 0, 0));
+	EXPECT_EQ(0, recv(self->afd, NULL, 0, MSG_DONTWAIT));
+	EXPECT_EQ(3, read(self->afd, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "abc", 3));
+}
+
+TEST_HARNESS_MAIN

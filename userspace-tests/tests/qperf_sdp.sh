@@ -1,0 +1,78 @@
+#!/bin/bash
+# qperf_sdp.sh: unmodified qperf's sdp_bw and sdp_lat (socket(27, ...),
+# as qperf has always done it) between host B (the qperf server) and host
+# A (the client), over IPv4 and IPv6, with tcp_bw as the control: each
+# completes, reports a non-zero bandwidth or latency and no send or
+# receive errors, and the SDP traffic crossed rxeA <-> rxeB.  Short runs,
+# small messages: a test, not the benchmark (make bench).
+# shellcheck disable=SC2317  # (the checks run through ktap_run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/bed/hosts.env"
+PORT=${SDP_QPERF_PORT:-19766}    # qperf's control port (not the default one)
+TIME=${SDP_QPERF_TIME:-2}        # seconds per qperf test
+T=$((TIME * 2 + 60))             # a qperf run's time limit
+
+server_log=$(mktemp)
+qperf --listen_port "$PORT" >"$server_log" 2>&1 &
+server=$!
+# shellcheck disable=SC2329  # (the EXIT trap runs it)
+stop_server() {
+    pkill -P "$server" 2>/dev/null || true    # a test it forked, if one hangs
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    rm -f "$server_log"
+}
+trap stop_server EXIT
+
+# pkts DEV COUNTER: a Soft-RoCE port counter
+pkts() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
+rxe_counts() {
+    echo "$(pkts "$SDP_A_RDMA" sent_pkts) $(pkts "$SDP_B_RDMA" rcvd_pkts)" \
+         "$(pkts "$SDP_B_RDMA" sent_pkts) $(pkts "$SDP_A_RDMA" rcvd_pkts)"
+}
+
+# qperf_check HOST TEST MSG_SIZE: runs one qperf test from host A against
+# the server at HOST; prints its output; fails unless it reports a
+# positive result and no errors.
+qperf_check() {
+    local host=$1 test=$2 size=$3 out value unit errs
+    out=$(timeout -k 5 "$T" qperf "$host" --listen_port "$PORT" -t "$TIME" -m "$size" \
+          -vvs "$test" 2>&1) || { echo "$out"; echo "qperf failed"; return 1; }
+    echo "$out"
+    read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")
+    [[ -n ${value:-} ]] || { echo "qperf reported no result"; return 1; }
+    awk -v v="$value" 'BEGIN { exit !(v > 0) }' ||
+        { echo "$test: $value $unit: not a positive result"; return 1; }
+    errs=$(awk '$1 ~ /_errors$/ && $3 != 0' <<<"$out")
+    [[ -z $errs ]] || { echo "$test: errors: $errs"; return 1; }
+}
+
+tcp_bw() { qperf_check "$SDP_B4" tcp_bw 4096; }
+
+# sdp_test HOST TEST SIZE: the qperf test, over rxeA -> rxeB and back
+sdp_test() {
+    local a0 b0 c0 d0 a1 b1 c1 d1
+    read -r a0 b0 c0 d0 <<<"$(rxe_counts)"
+    qperf_check "$@"
+    read -r a1 b1 c1 d1 <<<"$(rxe_counts)"
+    echo "packets $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0))," \
+         "$SDP_B_RDMA->$SDP_A_RDMA $((c1 - c0))/$((d1 - d0)) (sent/received)"
+    ((a1 > a0 && b1 > b0 && c1 > c0 && d1 > d0)) ||
+        { echo "the traffic did not go between $SDP_A_RDMA and $SDP_B_RDMA"; return 1; }
+}
+
+# the qperf server is up once its control port listens
+for _ in $(seq 50); do
+    ss -Hltn "sport = :$PORT" | grep -q . && break
+    sleep 0.2
+done
+
+ktap_plan 4
+ktap_run tcp_bw tcp_bw
+ktap_run sdp_bw sdp_test "$SDP_B4" sdp_bw 4096
+ktap_run sdp_lat sdp_test "$SDP_B4" sdp_lat 64
+ktap_run sdp_bw_ipv6 sdp_test "$SDP_B6" sdp_bw 4096
+ktap_finish
