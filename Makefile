@@ -35,6 +35,8 @@ TEST_C   := $(wildcard userspace-tests/selftests/*.c)
 TOOL_C   := $(wildcard userspace-tests/tools/*.c)
 TEST_BIN := $(patsubst userspace-tests/selftests/%.c,$(BUILD)/selftests/%,$(TEST_C))
 TOOL_BIN := $(patsubst userspace-tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
+# Libraries a tool needs beyond -lpthread: LDLIBS_<tool>.
+LDLIBS_sdp_hostile := -lrdmacm -libverbs
 
 # The suite, in the order it runs in the guest.
 TESTS := userspace-tests/tests/rxe_link.sh \
@@ -104,7 +106,7 @@ $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
 
 $(BUILD)/tools/%: userspace-tests/tools/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread
+	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread $(LDLIBS_$*)
 
 check: deps lint install userspace
 	@$(BED)/vm-run $(TESTS)

@@ -1,0 +1,157 @@
+#!/bin/bash
+# hostile_peer.sh: a peer that breaks the SDP protocol (tools/sdp_hostile:
+# its own RDMA CM id and RC QP on host A, talking to an SDP listener on
+# host B) gets its connection refused or aborted: bad Hellos are rejected
+# with nothing to accept; malformed message streams (bad lengths, an
+# oversize message, an unknown message id, payload on the last credit,
+# data after DisConn, a sequence gap) make the accepted socket see
+# ECONNRESET and the peer a CM disconnect.  For each: exactly one new
+# (rate-limited) kernel log line naming the peer and why, the matching
+# /proc/net/sdpstats counter up by one, and no QP or CM id left behind.
+# A valid stream is the control, and a healthy SDP connection moving
+# checksummed data carries on while the malformed cases run again.
+# shellcheck disable=SC2317  # (the checks run through ktap_run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/bed/hosts.env"
+HOSTILE=${SDP_HOSTILE:-$here/../build/tools/sdp_hostile}
+SDP_PAIR=${SDP_PAIR:-$here/../build/tools/sdp_pair}
+HEALTHY_BYTES=8388608   # per healthy transfer
+LOG_RE='sdp: .*(connection aborted|bad Hello)'
+COUNTERS=(AbortOnProtocolError AbortOnTransportError BadHellos)
+
+stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdpstats; }
+counters() { local c; for c in "${COUNTERS[@]}"; do echo -n "$c=$(stat "$c") "; done; }
+sdp_log() { dmesg | grep -E "$LOG_RE" || true; }
+# the QPs and CM ids of every device, and the SDP sockets: "QPS CM_IDS SOCKETS"
+rdma_counts() {
+    echo "$(rdma resource show qp | grep -c .) $(rdma resource show cm_id | grep -c .)" \
+         "$(($(wc -l </proc/net/sdp) - 1))"
+}
+
+# no_leak "QPS CM_IDS SOCKETS": waits (bounded: teardown is asynchronous)
+# until the counts are back there
+no_leak() {
+    local now _
+    for _ in $(seq 50); do
+        now=$(rdma_counts)
+        [[ $now == "$1" ]] && return 0
+        sleep 0.2
+    done
+    rdma resource show qp; rdma resource show cm_id; cat /proc/net/sdp
+    echo "QPs, CM ids and SDP sockets: $now, before: $1"; return 1
+}
+
+# hostile CASE PORT COUNTER REASON [concurrent]: runs one malformed case;
+# REASON (a regex, or empty) is what the log line must say.  With
+# "concurrent" other connections come and go, so no leak check here.
+hostile() {
+    local case=$1 port=$2 counter=$3 reason=$4 concurrent=${5:-} out rdma0 logs0 c l new peer want
+    local -A c0
+    sleep 1    # the log lines are rate-limited: 10 per 5 s at each call site
+    rdma0=$(rdma_counts)
+    for c in "${COUNTERS[@]}"; do c0[$c]=$(stat "$c"); done
+    logs0=$(sdp_log | wc -l)
+    out=$(timeout -k 5 150 "$HOSTILE" -c "$case" -p "$port") || { echo "$out"; return 1; }
+    echo "$out"
+
+    new=$(sdp_log | tail -n +$((logs0 + 1)))
+    [[ -z $new ]] || while IFS= read -r l; do echo "log: $l"; done <<<"$new"
+    [[ $(grep -c . <<<"$new") -eq 1 ]] || { echo "want exactly one new log line matching '$LOG_RE'"; return 1; }
+    peer=$(grep -oE 'peer [0-9.]+:[0-9]+' <<<"$out" | cut -d' ' -f2)
+    grep -qF "sdp: $peer: " <<<"$new" || { echo "the log line does not name the peer $peer"; return 1; }
+    if [[ -n $reason ]]; then
+        grep -qE "$reason" <<<"$new" || { echo "the log line does not say '$reason'"; return 1; }
+    fi
+    for c in "${COUNTERS[@]}"; do
+        want=${c0[$c]}
+        [[ $c == "$counter" ]] && want=$((want + 1))
+        [[ $(stat "$c") -eq $want ]] || { echo "$c is $(stat "$c"), want $want"; return 1; }
+    done
+    [[ -n $concurrent ]] || no_leak "$rdma0"
+}
+
+# the control: valid messages are read, the close is orderly, nothing logged
+good() {
+    local port=$1 out rdma0 logs0 counters0 closes0 _
+    rdma0=$(rdma_counts)
+    counters0=$(counters)
+    closes0=$(stat OrderlyCloses)
+    logs0=$(sdp_log | wc -l)
+    out=$(timeout -k 5 150 "$HOSTILE" -c good -p "$port") || { echo "$out"; return 1; }
+    echo "$out"
+    [[ $(sdp_log | wc -l) -eq $logs0 ]] || { sdp_log | tail -n +$((logs0 + 1)); echo "a log line"; return 1; }
+    [[ $(counters) == "$counters0" ]] || { echo "counters: $(counters), before: $counters0"; return 1; }
+    for _ in $(seq 50); do    # the module counts it as it frees the connection
+        (($(stat OrderlyCloses) > closes0)) && break
+        sleep 0.2
+    done
+    [[ $(stat OrderlyCloses) -eq $((closes0 + 1)) ]] ||
+        { echo "OrderlyCloses is $(stat OrderlyCloses), want $((closes0 + 1))"; return 1; }
+    no_leak "$rdma0"
+}
+
+# CASE PORT COUNTER REASON: the malformed cases (REASON: sdp_rx.c, sdp_cm.c)
+MALFORMED=(
+    "hello-version 19501 BadHellos unsupported.version"
+    "hello-maxadverts0 19502 BadHellos MaxAdverts.0"
+    "hello-short 19503 BadHellos -"
+    "short-len 19504 AbortOnProtocolError message.shorter.than.its.header"
+    "long-len 19505 AbortOnProtocolError length.field.does.not.match"
+    "oversize 19506 AbortOnTransportError -"
+    "unknown-mid 19507 AbortOnProtocolError unsupported.message.id"
+    "credit-overflow 19508 AbortOnProtocolError payload.on.the.last.credit"
+    "data-after-disconn 19509 AbortOnProtocolError message.after.DisConn"
+    "seq-order 19510 AbortOnProtocolError sequence.number.out.of.order"
+)
+
+# the malformed cases again (ports +20) while sdp_pair moves HEALTHY_BYTES
+# at a time, connection after connection, each checked with FNV-1a
+healthy_connection_carries_on() {
+    local dir rdma0 pid i m case port counter reason rc bad=0
+    dir=$(mktemp -d)
+    rdma0=$(rdma_counts)
+    (
+        i=0
+        while [[ ! -e $dir/stop ]]; do    # ports 19590-19599 in turn
+            timeout -k 5 240 "$SDP_PAIR" -q -p $((19590 + i % 10)) -s "$HEALTHY_BYTES" \
+                >"$dir/pair.$i" 2>&1 && rc=0 || rc=$?
+            echo "$rc" >>"$dir/rcs"
+            i=$((i + 1))
+        done
+    ) &
+    pid=$!
+    for _ in $(seq 100); do    # until the first one is up
+        awk -v p=":$(printf %04X 19590)$" '$2 ~ p && $4 == "01"' /proc/net/sdp | grep -q . && break
+        sleep 0.1
+    done
+    for m in "${MALFORMED[@]}"; do
+        read -r case port counter reason <<<"$m"
+        [[ $reason == - ]] && reason=
+        echo "-- $case"
+        hostile "$case" $((port + 20)) "$counter" "$reason" concurrent || bad=1
+        ((bad)) && break
+    done
+    touch "$dir/stop"
+    wait "$pid"
+    echo "healthy transfers of $HEALTHY_BYTES bytes: $(wc -l <"$dir/rcs"), exit statuses: $(sort "$dir/rcs" | uniq -c | xargs)"
+    if grep -qv '^0$' "$dir/rcs"; then
+        cat "$dir"/pair.*; echo "a healthy transfer failed"; bad=1
+    fi
+    rm -rf "$dir"
+    ((!bad)) && no_leak "$rdma0"
+}
+
+[[ -x $HOSTILE && -x $SDP_PAIR ]] || { echo "no $HOSTILE or $SDP_PAIR: make userspace" >&2; exit 1; }
+sleep 5    # a fresh rate-limit interval: earlier tests' log lines do not count
+ktap_plan $((${#MALFORMED[@]} + 2))
+ktap_run good good 19500
+for m in "${MALFORMED[@]}"; do
+    read -r case port counter reason <<<"$m"
+    [[ $reason == - ]] && reason=
+    ktap_run "${case//-/_}" hostile "$case" "$port" "$counter" "$reason"
+done
+ktap_run healthy_connection_carries_on healthy_connection_carries_on
+ktap_finish

@@ -1,0 +1,862 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdp_hostile: a malicious SDP peer.  Opens an SDP listener on host B,
+ * then, from host A, connects to it with its own RDMA CM id, PD, CQ and
+ * RC QP (librdmacm, libibverbs), not through the SDP module, so it can
+ * send what the module must refuse, and checks that the module does.
+ *
+ *   sdp_hostile -c CASE [-p PORT]
+ *
+ * CASE, and what is expected of the SDP side:
+ *   hello-version       Hello with MajV/MinV 0x11
+ *   hello-maxadverts0   Hello with MaxAdverts 0
+ *   hello-short         a 20-byte Hello (the CM pads the REQ's private
+ *                       data with zeros to 56 bytes, so the module sees
+ *                       a Hello with LocalRcvSz 0)
+ *       -> the connection is rejected, nothing to accept on the listener
+ *   short-len           BSDH len 8 in a 16-byte message
+ *   long-len            BSDH len 100000 in a 26-byte message
+ *   oversize            a 32 KiB message, larger than a receive buffer
+ *   unknown-mid         message id 0x42
+ *   credit-overflow     (listener SO_RCVBUF 4096, so the SDP side returns
+ *                       no credits) one 1-byte Data message per credit of
+ *                       the HelloAck: the last uses the last credit for
+ *                       payload
+ *   data-after-disconn  DisConn, then Data with payload
+ *   seq-order           Data "x" with MSeq 1, then Data "y" with MSeq 3
+ *       -> the accepted socket reads the payload of the valid messages,
+ *          then ECONNRESET (data-after-disconn: EOF, as the DisConn came
+ *          first, then the socket reports the error: POLLERR and
+ *          SO_ERROR ECONNRESET); the RDMA CM id is disconnected
+ *   good                three valid Data messages ("abc", "def", "ghi"),
+ *                       then DisConn
+ *       -> the accepted socket reads exactly "abcdefghi", then EOF, no
+ *          error; its close sends DisConn (MSeq 1, MSeqAck 4) and the
+ *          module disconnects
+ *
+ * -p is the listener port (default 19500).  Every wait is bounded.  Prints
+ * one line, "sdp_hostile: CASE: ok: ..." or "sdp_hostile: CASE: FAIL:
+ * ...", naming the peer's address as the module sees it (10.99.0.1:PORT);
+ * exits 0 only when the expectation is met, 1 otherwise, 2 on bad usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "sdp_hosts.h"
+
+/* The wire format, as kmod/sdp_wire.h has it. */
+struct bsdh {
+	uint8_t mid;
+	uint8_t flags;
+	uint16_t bufs;
+	uint32_t len;
+	uint32_t mseq;
+	uint32_t mseq_ack;
+} __attribute__((packed));
+
+struct hh {
+	uint8_t majv_minv;
+	uint8_t ipv_cap;
+	uint8_t rsvd1;
+	uint8_t max_adverts;
+	uint32_t des_rem_rcv_sz;
+	uint32_t local_rcv_sz;
+	uint16_t local_port;
+	uint16_t rsvd2;
+} __attribute__((packed));
+
+struct hah {
+	uint8_t majv_minv;
+	uint8_t ipv_cap;
+	uint8_t rsvd1;
+	uint8_t ext_max_adverts;
+	uint32_t act_rcv_sz;
+} __attribute__((packed));
+
+struct hello {
+	struct bsdh bsdh;
+	struct hh hh;
+} __attribute__((packed));
+
+struct hello_ack {
+	struct bsdh bsdh;
+	struct hah hah;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct bsdh) == 16, "BSDH");
+_Static_assert(sizeof(struct hello) == 32, "Hello");
+_Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
+
+#define MID_HELLO	0x00
+#define MID_HELLO_ACK	0x01
+#define MID_DISCONN	0x02
+#define MID_DATA	0xff
+#define MAJV_MINV	0x22
+
+#define RX_N		32		/* our receive buffers ... */
+#define RX_SIZE		16384		/* ... of this size */
+#define TX_N		64		/* send slots ... */
+#define TX_SIZE		32768		/* ... of this size */
+#define CQ_SIZE		(RX_N + TX_N + 8)
+#define WAIT_MS		20000		/* the bound of every wait */
+#define RESOLVE_MS	5000
+
+enum kind { HELLO_BAD, ABORT, GOOD };
+
+static const struct {
+	const char *name;
+	enum kind kind;
+} cases[] = {
+	{ "hello-version", HELLO_BAD },
+	{ "hello-maxadverts0", HELLO_BAD },
+	{ "hello-short", HELLO_BAD },
+	{ "short-len", ABORT },
+	{ "long-len", ABORT },
+	{ "oversize", ABORT },
+	{ "unknown-mid", ABORT },
+	{ "credit-overflow", ABORT },
+	{ "data-after-disconn", ABORT },
+	{ "seq-order", ABORT },
+	{ "good", GOOD },
+};
+
+static const char *case_name;
+static char peer_name[64] = "10.99.0.1:?";
+
+static void say(const char *verdict, const char *fmt, va_list ap)
+{
+	printf("sdp_hostile: %s: %s: peer %s: ", case_name, verdict, peer_name);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static int failed;
+
+/* The one line saying what went wrong; returns -1 for the caller's return. */
+static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("FAIL", fmt, ap);
+	va_end(ap);
+	failed = 1;
+	return -1;
+}
+
+static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("ok", fmt, ap);
+	va_end(ap);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(long deadline)
+{
+	long left = deadline - now_ms();
+
+	return left > 0 ? (int)left : 0;
+}
+
+/* The malicious peer: its CM id and verbs objects, and what it saw. */
+struct peer {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *mem;		/* RX_N receive buffers, then TX_N send slots */
+	int qp;			/* rdma_create_qp() succeeded */
+
+	/* CM events */
+	int addr_resolved, route_resolved;
+	int established, rejected, disconnected, other_event;
+	int reject_status;
+	enum rdma_cm_event_type last_event;
+	int events;		/* CM events taken */
+	struct hello_ack ack;
+
+	/* messages */
+	uint32_t tx_mseq;	/* MSeq of our last message */
+	uint32_t rx_mseq;	/* MSeq of the last message from the SDP side */
+	unsigned int tx_posted, tx_done, tx_errors, rx_done, rx_errors;
+	enum ibv_wc_status tx_status, rx_status;
+	struct bsdh rx_last;	/* the last message from the SDP side */
+	int rx_disconn;		/* a DisConn came from the SDP side */
+};
+
+static char *rx_buf(struct peer *p, int i)
+{
+	return p->mem + (size_t)i * RX_SIZE;
+}
+
+static char *tx_buf(struct peer *p, unsigned int i)
+{
+	return p->mem + (size_t)RX_N * RX_SIZE + (size_t)(i % TX_N) * TX_SIZE;
+}
+
+static const char *last_event(const struct peer *p)
+{
+	return p->events ? rdma_event_str(p->last_event) : "none";
+}
+
+/* Takes one CM event, if one comes within @ms.  0, or -1 on error. */
+static int cm_event(struct peer *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	size_t n;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return 0;
+	if (rdma_get_cm_event(p->ch, &ev)) {
+		if (errno == EAGAIN)
+			return 0;
+		return fail("rdma_get_cm_event: %s", strerror(errno));
+	}
+	p->last_event = ev->event;
+	p->events++;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		p->established = 1;
+		n = ev->param.conn.private_data_len;
+		if (n > sizeof(p->ack))
+			n = sizeof(p->ack);
+		memset(&p->ack, 0, sizeof(p->ack));
+		if (ev->param.conn.private_data)
+			memcpy(&p->ack, ev->param.conn.private_data, n);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		p->rejected = 1;
+		p->reject_status = ev->status;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		p->disconnected = 1;
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		p->addr_resolved = 1;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		p->route_resolved = 1;
+		break;
+	default:
+		p->other_event = ev->event;
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* Reaps completions: our sends, and the SDP side's messages. */
+static void poll_cq(struct peer *p)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	if (!p->cq)
+		return;
+	while ((n = ibv_poll_cq(p->cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			/* (opcode is not set in an error completion) */
+			if (wc[i].wr_id >= RX_N) {
+				p->tx_done++;
+				if (wc[i].status != IBV_WC_SUCCESS &&
+				    !p->tx_errors++)
+					p->tx_status = wc[i].status;
+				continue;
+			}
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (wc[i].status != IBV_WC_WR_FLUSH_ERR &&
+				    !p->rx_errors++)
+					p->rx_status = wc[i].status;
+				continue;
+			}
+			p->rx_done++;
+			memcpy(&p->rx_last, rx_buf(p, wc[i].wr_id),
+			       sizeof(p->rx_last));
+			p->rx_mseq = ntohl(p->rx_last.mseq);
+			if (p->rx_last.mid == MID_DISCONN)
+				p->rx_disconn = 1;
+			/* Nothing we send needs the buffer back. */
+		}
+	}
+}
+
+/* CM events and completions until *@flag is set or @deadline passes. */
+static int pump_until(struct peer *p, const int *flag, long deadline)
+{
+	while (!*flag) {
+		int ms = left_ms(deadline);
+
+		poll_cq(p);
+		if (!ms)
+			return -1;
+		if (cm_event(p, ms < 20 ? ms : 20))
+			return -1;
+	}
+	poll_cq(p);
+	return 0;
+}
+
+static int post_recv(struct peer *p, int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rx_buf(p, i),
+		.length = RX_SIZE,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(p->id->qp, &wr, &bad);
+}
+
+/*
+ * Sends one message: a BSDH with @mid, @len in its length field, our
+ * next MSeq plus @mseq_skip, then @payload_len bytes of @payload (zeros
+ * when NULL); @size bytes on the wire in all.
+ */
+static int send_msg(struct peer *p, uint8_t mid, uint32_t len, uint32_t size,
+		    uint32_t mseq_skip, const void *payload, uint32_t payload_len)
+{
+	char *buf = tx_buf(p, p->tx_posted);
+	struct bsdh *b = (struct bsdh *)buf;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = size,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = RX_N + p->tx_posted,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	poll_cq(p);
+	if (size > TX_SIZE || p->tx_posted - p->tx_done >= TX_N)
+		return fail("send_msg: no room");
+	memset(buf, 0, size);
+	b->mid = mid;
+	b->bufs = htons(RX_N);
+	b->len = htonl(len);
+	b->mseq = htonl(p->tx_mseq + 1 + mseq_skip);
+	b->mseq_ack = htonl(p->rx_mseq);
+	if (payload && payload_len)
+		memcpy(buf + sizeof(*b), payload, payload_len);
+	if (ibv_post_send(p->id->qp, &wr, &bad))
+		return fail("ibv_post_send: %s", strerror(errno));
+	p->tx_mseq += 1 + mseq_skip;
+	p->tx_posted++;
+	return 0;
+}
+
+/* A well-formed Data message carrying @n bytes of @data. */
+static int send_data(struct peer *p, const char *data, uint32_t n)
+{
+	return send_msg(p, MID_DATA, sizeof(struct bsdh) + n,
+			sizeof(struct bsdh) + n, 0, data, n);
+}
+
+static void peer_destroy(struct peer *p)
+{
+	if (p->id && p->qp)
+		rdma_destroy_qp(p->id);
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	if (p->cq)
+		ibv_destroy_cq(p->cq);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->id)
+		rdma_destroy_id(p->id);
+	if (p->ch)
+		rdma_destroy_event_channel(p->ch);
+	free(p->mem);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Resolves host B from host A, makes the verbs objects, posts the receive
+ * buffers and connects with @priv as the REQ's private data.  Returns once
+ * the connection is established or rejected; 0, or -1 (said why).
+ */
+static int peer_connect(struct peer *p, int port, const void *priv,
+			uint8_t priv_len)
+{
+	struct sockaddr_storage src, dst;
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+		.cap = {
+			.max_send_wr = TX_N,
+			.max_recv_wr = RX_N,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	struct rdma_conn_param param = {
+		.private_data = priv,
+		.private_data_len = priv_len,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	size_t memsize = (size_t)RX_N * RX_SIZE + (size_t)TX_N * TX_SIZE;
+	long deadline;
+	int flags, i;
+
+	p->ch = rdma_create_event_channel();
+	if (!p->ch)
+		return fail("rdma_create_event_channel: %s", strerror(errno));
+	flags = fcntl(p->ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(p->ch->fd, F_SETFL, flags | O_NONBLOCK))
+		return fail("fcntl: %s", strerror(errno));
+	if (rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP))
+		return fail("rdma_create_id: %s", strerror(errno));
+
+	sdp_host_addr(&src, AF_INET, 'A', 0);
+	sdp_host_addr(&dst, AF_INET, 'B', port);
+	if (rdma_resolve_addr(p->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, RESOLVE_MS))
+		return fail("rdma_resolve_addr: %s", strerror(errno));
+	deadline = now_ms() + RESOLVE_MS + 2000;
+	while (!p->addr_resolved) {
+		if (!left_ms(deadline) || p->other_event)
+			return fail("address not resolved (event %s)",
+				    last_event(p));
+		if (cm_event(p, left_ms(deadline)))
+			return -1;
+	}
+	if (rdma_resolve_route(p->id, RESOLVE_MS))
+		return fail("rdma_resolve_route: %s", strerror(errno));
+	deadline = now_ms() + RESOLVE_MS + 2000;
+	while (!p->route_resolved) {
+		if (!left_ms(deadline) || p->other_event)
+			return fail("route not resolved (event %s)",
+				    last_event(p));
+		if (cm_event(p, left_ms(deadline)))
+			return -1;
+	}
+	snprintf(peer_name, sizeof(peer_name), "%s:%u", SDP_A4,
+		 ntohs(rdma_get_src_port(p->id)));
+
+	p->pd = ibv_alloc_pd(p->id->verbs);
+	if (!p->pd)
+		return fail("ibv_alloc_pd: %s", strerror(errno));
+	p->cq = ibv_create_cq(p->id->verbs, CQ_SIZE, NULL, NULL, 0);
+	if (!p->cq)
+		return fail("ibv_create_cq: %s", strerror(errno));
+	p->mem = calloc(1, memsize);
+	if (!p->mem)
+		return fail("out of memory");
+	p->mr = ibv_reg_mr(p->pd, p->mem, memsize, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		return fail("ibv_reg_mr: %s", strerror(errno));
+	attr.send_cq = p->cq;
+	attr.recv_cq = p->cq;
+	if (rdma_create_qp(p->id, p->pd, &attr))
+		return fail("rdma_create_qp: %s", strerror(errno));
+	p->qp = 1;
+	for (i = 0; i < RX_N; i++)
+		if (post_recv(p, i))
+			return fail("ibv_post_recv: %s", strerror(errno));
+
+	if (rdma_connect(p->id, &param))
+		return fail("rdma_connect: %s", strerror(errno));
+	deadline = now_ms() + WAIT_MS;
+	while (!p->established && !p->rejected) {
+		if (!left_ms(deadline) || p->other_event)
+			return fail("no answer to the connection request (event %s)",
+				    last_event(p));
+		if (cm_event(p, left_ms(deadline)))
+			return -1;
+	}
+	return 0;
+}
+
+/* The SDP listener on host B; @rcvbuf (if not 0) before listen(). */
+static int sdp_listen(int port, int rcvbuf)
+{
+	struct sockaddr_storage b;
+	socklen_t blen = sdp_host_addr(&b, AF_INET, 'B', port);
+	int fd = socket(AF_INET_SDP, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0) {
+		fail("SDP socket: %s", strerror(errno));
+		return -1;
+	}
+	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
+	    bind(fd, (struct sockaddr *)&b, blen) || listen(fd, 16)) {
+		fail("SDP listener on %s:%d: %s", SDP_B4, port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+
+/* Waits, at most WAIT_MS, for the listener's connection and accepts it. */
+static int sdp_accept(int lfd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	int fd;
+
+	if (poll(&pfd, 1, WAIT_MS) <= 0) {
+		fail("nothing to accept on the SDP listener within %d ms",
+		     WAIT_MS);
+		return -1;
+	}
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		fail("accept: %s", strerror(errno));
+	return fd;
+}
+
+/*
+ * Reads the accepted socket until EOF or an error, at most WAIT_MS in
+ * all: the bytes in @buf (*@got of them); returns 0 at EOF (or when
+ * @size bytes came), else the recv() errno.  *@timed_out when neither
+ * came in time.
+ */
+static int sdp_read(int fd, char *buf, size_t size, size_t *got,
+		    int *timed_out)
+{
+	long deadline = now_ms() + WAIT_MS;
+
+	*got = 0;
+	*timed_out = 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, left_ms(deadline)) <= 0) {
+			*timed_out = 1;
+			return 0;
+		}
+		n = recv(fd, buf + *got, size - *got, MSG_DONTWAIT);
+		if (n > 0) {
+			*got += n;
+			if (*got == size)
+				return 0;
+			continue;
+		}
+		if (!n)
+			return 0;
+		if (errno != EAGAIN && errno != EINTR)
+			return errno;
+	}
+}
+
+/* A valid Hello, as the module's own connect() sends it. */
+static void fill_hello(struct hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->bsdh.mid = MID_HELLO;
+	h->bsdh.bufs = htons(RX_N);
+	h->bsdh.len = htonl(sizeof(*h));
+	h->hh.majv_minv = MAJV_MINV;
+	h->hh.ipv_cap = 4 << 4;
+	h->hh.max_adverts = 1;
+	h->hh.des_rem_rcv_sz = htonl(RX_SIZE);
+	h->hh.local_rcv_sz = htonl(RX_SIZE);
+	/* LocalPort stays 0: the CM's header carries the ports. */
+}
+
+static int is_case(const char *name)
+{
+	return !strcmp(case_name, name);
+}
+
+static int port = 19500;
+
+/* The hello-* cases: rejected, and nothing reaches the listener. */
+static int run_bad_hello(struct peer *p, int lfd)
+{
+	struct hello h;
+	uint8_t len = sizeof(h);
+	int fd;
+
+	fill_hello(&h);
+	if (is_case("hello-version"))
+		h.hh.majv_minv = 0x11;
+	else if (is_case("hello-maxadverts0"))
+		h.hh.max_adverts = 0;
+	else
+		len = 20;
+	if (peer_connect(p, port, &h, len))
+		return -1;
+	if (p->established)
+		return fail("connection established: the bad Hello was accepted");
+	fd = accept(lfd, NULL, NULL);
+	if (fd >= 0) {
+		close(fd);
+		return fail("rejected, but the listener has a connection to accept");
+	}
+	if (errno != EAGAIN)
+		return fail("accept: %s, want EAGAIN", strerror(errno));
+	pass("Hello of %u bytes rejected (reject status %d), nothing to accept",
+	     len, p->reject_status);
+	return 0;
+}
+
+/* The HelloAck in the REP's private data. */
+static int check_ack(struct peer *p)
+{
+	const struct hello_ack *a = &p->ack;
+
+	if (a->bsdh.mid != MID_HELLO_ACK)
+		return fail("HelloAck with mid 0x%02x, want 0x01", a->bsdh.mid);
+	if (!ntohs(a->bsdh.bufs))
+		return fail("HelloAck with bufs 0");
+	if (a->hah.majv_minv != MAJV_MINV)
+		return fail("HelloAck with MajV/MinV 0x%02x", a->hah.majv_minv);
+	return 0;
+}
+
+/* Connects with a valid Hello, checks the HelloAck and accepts. */
+static int connect_valid(struct peer *p, int lfd, int *afd)
+{
+	struct hello h;
+
+	fill_hello(&h);
+	if (peer_connect(p, port, &h, sizeof(h)))
+		return -1;
+	if (!p->established)
+		return fail("a valid Hello was rejected (reject status %d)",
+			    p->reject_status);
+	if (check_ack(p))
+		return -1;
+	*afd = sdp_accept(lfd);
+	return *afd < 0 ? -1 : 0;
+}
+
+/* Waits, at most WAIT_MS, until @fd reports an error; then its SO_ERROR. */
+static int wait_so_error(int fd)
+{
+	long deadline = now_ms() + WAIT_MS;
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = 0 };
+
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLERR))
+			break;
+		if (!left_ms(deadline))
+			return 0;
+		usleep(20000);
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return errno;
+	return err;
+}
+
+/* The malformed streams: the SDP side must abort. */
+static int run_abort(struct peer *p, int lfd, int *afd)
+{
+	char buf[256], want[256];
+	size_t want_len = 0, got;
+	int err, timed_out, credits, i;
+	uint32_t size;
+
+	if (connect_valid(p, lfd, afd))
+		return -1;
+	credits = ntohs(p->ack.bsdh.bufs);
+
+	if (is_case("short-len")) {
+		err = send_msg(p, MID_DATA, 8, 16, 0, NULL, 0);
+	} else if (is_case("long-len")) {
+		err = send_msg(p, MID_DATA, 100000, 26, 0, "0123456789", 10);
+	} else if (is_case("oversize")) {
+		size = TX_SIZE;
+		if (ntohl(p->ack.hah.act_rcv_sz) >= size)
+			return fail("the SDP side's buffers (ActRcvSz %u) are not smaller than %u bytes",
+				    ntohl(p->ack.hah.act_rcv_sz), size);
+		err = send_msg(p, MID_DATA, size, size, 0, NULL, 0);
+	} else if (is_case("unknown-mid")) {
+		err = send_msg(p, 0x42, 16, 16, 0, NULL, 0);
+	} else if (is_case("credit-overflow")) {
+		if (credits > TX_N || credits > (int)sizeof(want))
+			return fail("HelloAck bufs %d: more than this tool sends",
+				    credits);
+		/* Payload on every credit: the last one must carry none. */
+		for (i = 0, err = 0; i < credits && !err; i++) {
+			char c = 'a' + i % 26;
+
+			err = send_data(p, &c, 1);
+			if (i < credits - 1)
+				want[want_len++] = c;
+		}
+	} else if (is_case("data-after-disconn")) {
+		err = send_msg(p, MID_DISCONN, 16, 16, 0, NULL, 0);
+		if (!err)
+			err = send_data(p, "x", 1);
+	} else {	/* seq-order */
+		err = send_data(p, "x", 1);
+		want[want_len++] = 'x';
+		if (!err)	/* MSeq 3 after 1 */
+			err = send_msg(p, MID_DATA, 17, 17, 1, "y", 1);
+	}
+	if (err)
+		return -1;
+
+	err = sdp_read(*afd, buf, sizeof(buf), &got, &timed_out);
+	if (timed_out)
+		return fail("the accepted socket saw no EOF nor error within %d ms (%zu bytes read)",
+			    WAIT_MS, got);
+	if (got != want_len || memcmp(buf, want, got))
+		return fail("the accepted socket read %zu bytes '%.*s', want %zu '%.*s'",
+			    got, (int)got, buf, want_len, (int)want_len, want);
+	if (is_case("data-after-disconn")) {
+		/* The DisConn came first: EOF, as TCP after a FIN. */
+		if (err)
+			return fail("recv: %s, want EOF (the DisConn)", strerror(err));
+		err = wait_so_error(*afd);
+		if (err != ECONNRESET)
+			return fail("after EOF: SO_ERROR %s, want ECONNRESET",
+				    err ? strerror(err) : "0 (no error within the time limit)");
+	} else if (err != ECONNRESET) {
+		return fail("recv: %s, want ECONNRESET (%zu bytes read before)",
+			    err ? strerror(err) : "EOF", got);
+	}
+
+	if (pump_until(p, &p->disconnected, now_ms() + WAIT_MS))
+		return fail("ECONNRESET, but our CM id got no DISCONNECTED within %d ms (last event %s)",
+			    WAIT_MS, last_event(p));
+	pass("%zu payload bytes, then %s; CM id disconnected; our sends %u, completed %u, failed %u%s%s",
+	     got, is_case("data-after-disconn") ? "EOF and SO_ERROR ECONNRESET" :
+	     "ECONNRESET", p->tx_posted, p->tx_done, p->tx_errors,
+	     p->tx_errors ? ", first: " : "",
+	     p->tx_errors ? ibv_wc_status_str(p->tx_status) : "");
+	return 0;
+}
+
+/* The control: valid messages, read in full; an orderly close. */
+static int run_good(struct peer *p, int lfd, int *afd)
+{
+	static const char want[] = "abcdefghi";
+	char buf[256];
+	size_t got;
+	int err, timed_out;
+	socklen_t len = sizeof(err);
+
+	if (connect_valid(p, lfd, afd))
+		return -1;
+	if (send_data(p, "abc", 3) || send_data(p, "def", 3) ||
+	    send_data(p, "ghi", 3) || send_msg(p, MID_DISCONN, 16, 16, 0, NULL, 0))
+		return -1;
+
+	err = sdp_read(*afd, buf, sizeof(buf), &got, &timed_out);
+	if (timed_out || err)
+		return fail("the accepted socket: %s after %zu bytes, want EOF after 9",
+			    timed_out ? "no EOF within the time limit" : strerror(err), got);
+	if (got != strlen(want) || memcmp(buf, want, got))
+		return fail("the accepted socket read %zu bytes '%.*s', want '%s'",
+			    got, (int)got, buf, want);
+	if (getsockopt(*afd, SOL_SOCKET, SO_ERROR, &err, &len) || err)
+		return fail("SO_ERROR %s after EOF", strerror(err ? err : errno));
+
+	/* Its close answers our DisConn with its own: an orderly close. */
+	close(*afd);
+	*afd = -1;
+	if (pump_until(p, &p->rx_disconn, now_ms() + WAIT_MS))
+		return fail("no DisConn from the SDP side within %d ms of its close() (%u messages from it)",
+			    WAIT_MS, p->rx_done);
+	if (ntohl(p->rx_last.len) != sizeof(struct bsdh) ||
+	    ntohl(p->rx_last.mseq) != p->rx_done ||
+	    ntohl(p->rx_last.mseq_ack) != p->tx_mseq)
+		return fail("the SDP side's DisConn: len %u MSeq %u MSeqAck %u, want 16, %u, %u",
+			    ntohl(p->rx_last.len), ntohl(p->rx_last.mseq),
+			    ntohl(p->rx_last.mseq_ack), p->rx_done, p->tx_mseq);
+	if (pump_until(p, &p->disconnected, now_ms() + WAIT_MS))
+		return fail("no DISCONNECTED within %d ms of both DisConns (last event %s)",
+			    WAIT_MS, last_event(p));
+	if (p->tx_errors || p->rx_errors)
+		return fail("a send or receive failed: %s",
+			    ibv_wc_status_str(p->tx_errors ? p->tx_status : p->rx_status));
+	pass("read '%s' then EOF, no error; close() sent DisConn (MSeq %u, MSeqAck %u); disconnected",
+	     want, ntohl(p->rx_last.mseq), ntohl(p->rx_last.mseq_ack));
+	return 0;
+}
+
+static void watchdog(int sig)
+{
+	static const char msg[] = ": FAIL: watchdog: a call did not return\n";
+
+	(void)sig;
+	(void)!write(1, "sdp_hostile: ", 13);
+	(void)!write(1, case_name, strlen(case_name));
+	(void)!write(1, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	struct peer p;
+	int opt, lfd, afd = -1;
+	enum kind kind = GOOD;
+	size_t i;
+
+	while ((opt = getopt(argc, argv, "c:p:")) != -1) {
+		switch (opt) {
+		case 'c': case_name = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		default: case_name = NULL; optind = argc + 1; break;
+		}
+	}
+	for (i = 0; case_name && i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(case_name, cases[i].name))
+			break;
+	if (!case_name || optind != argc || i == sizeof(cases) / sizeof(cases[0])) {
+		fprintf(stderr, "usage: sdp_hostile -c CASE [-p PORT]\nCASE:");
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			fprintf(stderr, " %s", cases[i].name);
+		fprintf(stderr, "\n");
+		return 2;
+	}
+	kind = cases[i].kind;
+
+	/* A backstop for calls no timeout bounds (the waits all are). */
+	signal(SIGALRM, watchdog);
+	alarm(4 * WAIT_MS / 1000 + 30);
+
+	memset(&p, 0, sizeof(p));
+	/* With no receive space the SDP side never returns a credit. */
+	lfd = sdp_listen(port, is_case("credit-overflow") ? 4096 : 0);
+	if (lfd >= 0) {
+		if (kind == HELLO_BAD)
+			run_bad_hello(&p, lfd);
+		else if (kind == ABORT)
+			run_abort(&p, lfd, &afd);
+		else
+			run_good(&p, lfd, &afd);
+	}
+	peer_destroy(&p);
+	if (afd >= 0)
+		close(afd);
+	if (lfd >= 0)
+		close(lfd);
+	return failed ? 1 : 0;
+}
