@@ -42,6 +42,16 @@ LDLIBS_sdp_hostile := -lrdmacm -libverbs
 TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
+	 $(BUILD)/selftests/stream_data \
+	 $(BUILD)/selftests/stream_flags \
+	 $(BUILD)/selftests/stream_poll \
+	 $(BUILD)/selftests/stream_close \
+	 $(BUILD)/selftests/stream_opts \
+	 $(BUILD)/selftests/stream_misc \
+	 $(BUILD)/selftests/faults \
+	 userspace-tests/tests/read_sock.sh \
+	 userspace-tests/tests/qperf_sdp.sh \
+	 userspace-tests/tests/hostile_peer.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
 	 userspace-tests/tests/module_lifecycle.sh

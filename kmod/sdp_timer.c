@@ -73,7 +73,6 @@ static void sdp_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (wc->status == IB_WC_SUCCESS) {
 			ssk->probes = 0;
 			ssk->rx_stamp = jiffies;
-			ssk->tx_stamp = jiffies;
 		} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			sdp_abort(sk, -ETIMEDOUT, SDP_MIB_ABORT_ERROR,
 				  "keepalive probe failed");
