@@ -83,7 +83,7 @@ modules:
 lint: deps
 	@echo "lint: sparse C=2, W=1, checkpatch --strict on kmod/"
 	@mkdir -p $(BUILD)
-	@$(MAKE) -s -C $(KDIR) M=$(TOP) clean
+	@rm -f sdp.ko sdp.o sdp.mod sdp.mod.c sdp.mod.o kmod/*.o  # (not kbuild's clean: it would empty build/ too)
 	@$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules >$(BUILD)/lint.log 2>&1 || \
 		{ cat $(BUILD)/lint.log; exit 1; }
 	@if grep -E 'warning:|error:' $(BUILD)/lint.log; then exit 1; fi
