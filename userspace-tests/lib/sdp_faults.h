@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fixture the fault tests share (faults.c, faults_link.c): a listener
+ * on host B, a client connected to it from host A and the accepted end;
+ * a sender thread that writes until a write fails; and the bed restored
+ * after a test took a link or a device away.  Include after
+ * kselftest_harness.h and sdp_hosts.h.
+ */
+#ifndef SDP_FAULTS_H
+#define SDP_FAULTS_H
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int sdp_socket(void)
+{
+	return socket(AF_INET_SDP, SOCK_STREAM, 0);
+}
+
+/* build/tools/sdp_pair -q, found from this program's build/selftests/. */
+static char sdp_pair_cmd[PATH_MAX + 32];
+
+static void find_sdp_pair(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = 0;
+	snprintf(sdp_pair_cmd, sizeof(sdp_pair_cmd),
+		 "%s/../tools/sdp_pair -q -s 65536", dirname(self));
+}
+
+static int run(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+/* Brings the bed back: both links up, both rxe devices there and ACTIVE. */
+static int restore_bed(void)
+{
+	int i;
+
+	run("ip link set va up; ip link set vb up; ip neigh flush dev va; "
+	    "ip neigh flush dev vb; ip -6 neigh flush dev va; ip -6 neigh flush dev vb");
+	run("rdma link show rxeA/1 >/dev/null 2>&1 || rdma link add rxeA type rxe netdev va");
+	run("rdma link show rxeB/1 >/dev/null 2>&1 || rdma link add rxeB type rxe netdev vb");
+	for (i = 0; i < 300; i++) {
+		if (!run("rdma link show rxeA/1 | grep -q 'state ACTIVE' && "
+			 "rdma link show rxeB/1 | grep -q 'state ACTIVE'"))
+			break;
+		usleep(100000);
+	}
+	/*
+	 * Up again once a connection goes through.  Soft-RoCE does not always
+	 * come back from a link flap: then the devices are made anew.
+	 */
+	for (i = 0; i < 6; i++) {
+		if (!run(sdp_pair_cmd))
+			return 0;
+		if (i == 2)
+			run("rdma link delete rxeA; rdma link delete rxeB; "
+			    "rdma link add rxeA type rxe netdev va; "
+			    "rdma link add rxeB type rxe netdev vb; sleep 1");
+	}
+	return -1;
+}
+
+struct sender {
+	int fd;
+	int err;	/* errno of the call that failed */
+	long sent;
+};
+
+/* Writes until a write fails; a blocked write is what the fault ends. */
+static void *send_until_error(void *arg)
+{
+	struct sender *s = arg;
+	static char buf[65536];
+
+	for (;;) {
+		ssize_t n = send(s->fd, buf, sizeof(buf), MSG_NOSIGNAL);
+
+		if (n < 0) {
+			s->err = errno;
+			return NULL;
+		}
+		s->sent += n;
+	}
+}
+
+FIXTURE(pair)
+{
+	int lfd, cfd, afd;
+};
+
+FIXTURE_SETUP(pair)
+{
+	struct sockaddr_storage b;
+	socklen_t len;
+
+	find_sdp_pair();
+	ASSERT_EQ(0, restore_bed());
+	self->lfd = sdp_socket();
+	ASSERT_LE(0, self->lfd);
+	len = sdp_host_addr(&b, AF_INET, 'B', 0);
+	ASSERT_EQ(0, bind(self->lfd, (struct sockaddr *)&b, len));
+	ASSERT_EQ(0, listen(self->lfd, 4));
+	ASSERT_EQ(0, getsockname(self->lfd, (struct sockaddr *)&b, &len));
+	self->cfd = sdp_socket();
+	ASSERT_LE(0, self->cfd);
+	ASSERT_EQ(0, connect(self->cfd, (struct sockaddr *)&b, len)) {
+		TH_LOG("connect: %s", strerror(errno));
+	}
+	self->afd = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->afd);
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	close(self->cfd);
+	if (self->afd >= 0)
+		close(self->afd);
+	close(self->lfd);
+	restore_bed();
+}
+
+#endif /* SDP_FAULTS_H */
