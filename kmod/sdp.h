@@ -229,7 +229,7 @@ void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
-int sdp_wc_errno(const struct ib_wc *wc);
+bool sdp_wc_failed(struct sock *sk, const struct ib_wc *wc);
 void sdp_close_connected(struct sock *sk);
 void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);
 

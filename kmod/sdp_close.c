@@ -86,16 +86,30 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 	sdp_conn_teardown(sk, 0);
 }
 
-/* The errno a failed work request gives: a dead peer is a timeout. */
-int sdp_wc_errno(const struct ib_wc *wc)
+/*
+ * A send or receive that did not complete: false if it did.  A request
+ * flushed by the teardown is expected; any other failure aborts, and a
+ * dead peer (the transport's retries ran out) is a timeout.  Socket lock
+ * held.
+ */
+bool sdp_wc_failed(struct sock *sk, const struct ib_wc *wc)
 {
+	int err = -ECONNRESET;
+
 	switch (wc->status) {
+	case IB_WC_SUCCESS:
+		return false;
+	case IB_WC_WR_FLUSH_ERR:
+		return true;
 	case IB_WC_RETRY_EXC_ERR:
 	case IB_WC_RNR_RETRY_EXC_ERR:
-		return -ETIMEDOUT;
+		err = -ETIMEDOUT;
+		break;
 	default:
-		return -ECONNRESET;
+		break;
 	}
+	sdp_abort(sk, err, SDP_MIB_ABORT_ERROR, ib_wc_status_msg(wc->status));
+	return true;
 }
 
 /* The states in which a connection is up, or closing in order. */

@@ -179,10 +179,7 @@ void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		release_sock(sk);
 		return;
 	}
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sdp_abort(sk, sdp_wc_errno(wc), SDP_MIB_ABORT_ERROR,
-				  ib_wc_status_msg(wc->status));
+	if (sdp_wc_failed(sk, wc)) {
 		release_sock(sk);
 		return;
 	}
