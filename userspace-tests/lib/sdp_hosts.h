@@ -87,6 +87,23 @@ static inline int sdp_same_addr(const struct sockaddr_storage *a,
  * kselftest_harness.h; include it before using them.
  */
 
+/* SIGPIPE counted rather than fatal: catch_sigpipe() zeroes the count. */
+static volatile sig_atomic_t sigpipes;
+
+static inline void count_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipes++;
+}
+
+static inline void catch_sigpipe(void)
+{
+	struct sigaction sa = { .sa_handler = count_sigpipe };
+
+	sigpipes = 0;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
 /* How long a stream test waits for something that should come (ms). */
 #define STREAM_WAIT_MS 20000
 

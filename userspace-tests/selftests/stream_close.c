@@ -18,22 +18,6 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static volatile sig_atomic_t sigpipes;
-
-static void count_sigpipe(int sig)
-{
-	(void)sig;
-	sigpipes++;
-}
-
-static void catch_sigpipe(void)
-{
-	struct sigaction sa = { .sa_handler = count_sigpipe };
-
-	sigpipes = 0;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
 static int so_error(int fd)
 {
 	socklen_t len = sizeof(int);

@@ -17,22 +17,6 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static volatile sig_atomic_t sigpipes;
-
-static void count_sigpipe(int sig)
-{
-	(void)sig;
-	sigpipes++;
-}
-
-static void catch_sigpipe(void)
-{
-	struct sigaction sa = { .sa_handler = count_sigpipe };
-
-	sigpipes = 0;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
 /* A thread that writes @n pieces of @len pattern bytes, @gap_us apart. */
 struct slow_writer {
 	int fd;
