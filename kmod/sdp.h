@@ -6,6 +6,7 @@
 #ifndef _SDP_H
 #define _SDP_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -37,6 +38,7 @@ struct sdp_buf {
  * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order
  * @teardown: frees the connection; queued with a delay as the time limit
  *	of an orderly close, or at once
+ * @established: the CM's ESTABLISHED event came
  * @dying: the teardown has begun: queue nothing more on the connection
  * @aborted: aborted: what still arrives is not looked at
  * @deadline: when the time limit of an orderly close runs out, or 0
@@ -44,6 +46,10 @@ struct sdp_buf {
  * @probe_cqe: completion of the keepalive probe
  * @probe_inflight: a keepalive probe is posted
  * @probe_posted: when it was
+ * @cm_disconnected: the CM is done with the connection (DISCONNECTED: the
+ *	peer's DREQ or DREP, or our DREQ's resends ran out; or the device
+ *	went away): the teardown waits for it before destroying the CM id,
+ *	which would cancel the DREQ's resends
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
@@ -60,6 +66,7 @@ struct sdp_conn {
 	u32			rx_nfree;
 	struct sdp_buf		*tx_ring;
 	struct delayed_work	teardown;
+	bool			established;
 	bool			dying;
 	bool			aborted;
 	unsigned long		deadline;
@@ -67,6 +74,7 @@ struct sdp_conn {
 	struct ib_cqe		probe_cqe;
 	bool			probe_inflight;
 	unsigned long		probe_posted;
+	struct completion	cm_disconnected;
 };
 
 /**

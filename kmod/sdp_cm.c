@@ -138,6 +138,8 @@ static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id,
 {
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
+		/* The CM is done with the connection: no DREP to wait for. */
+		complete(&sdp_sk(sk)->conn->cm_disconnected);
 		if (event == RDMA_CM_EVENT_UNREACHABLE && !sk->sk_err) {
 			sk->sk_err = ETIMEDOUT;
 			sk_error_report(sk);
@@ -236,6 +238,7 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 	if (sk->sk_state == TCP_SYN_SENT && conn && conn->id == id) {
 		sdp_conn_start(sk, ntohs(ack->bsdh.bufs),
 			       ntohl(ack->hah.act_rcv_sz));
+		conn->established = true;
 		sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 		sk->sk_state = TCP_ESTABLISHED;
 		if (sk->sk_socket)
@@ -258,6 +261,8 @@ static int sdp_child_established(struct sock *sk)
 	lock_sock(sk);
 	if (sk->sk_state == TCP_SYN_RECV)
 		sk->sk_state = TCP_ESTABLISHED;
+	if (sdp_sk(sk)->conn)
+		sdp_sk(sk)->conn->established = true;
 	sdp_stat_inc(sock_net(sk), SDP_MIB_PASSIVE_OPENS);
 	sdp_watchdog_arm(sk);
 	trace_sdp_accept(sk);

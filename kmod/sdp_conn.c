@@ -61,6 +61,13 @@ err:
 static void sdp_teardown_work(struct work_struct *work);
 
 /*
+ * How long the teardown waits for the answer to its DREQ.  Over RoCE the
+ * CM resends a DREQ after about 6 s (twice the packet life time plus the
+ * CM response time): this leaves room for one resend.
+ */
+#define SDP_DREP_WAIT	(8 * HZ)
+
+/*
  * Allocates the connection of @sk around @id, or around a new CM id in the
  * socket's namespace when @id is NULL.  The connection holds a reference
  * on the socket.
@@ -81,6 +88,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	conn->sk = sk;
 	conn->id = id;
 	INIT_DELAYED_WORK(&conn->teardown, sdp_teardown_work);
+	init_completion(&conn->cm_disconnected);
 	sdp_watchdog_init(conn);
 	sock_hold(sk);
 	return conn;
@@ -281,9 +289,9 @@ void sdp_conn_teardown(struct sock *sk, unsigned long delay)
 
 /*
  * Ends a connection for good: disconnects, lets the completion handlers
- * see everything that arrived, then detaches the connection from the
- * socket, which is closed (reset, unless both DisConns went through), and
- * frees it.
+ * see everything that arrived, waits until the peer answered the DREQ (or
+ * it sent its own), then detaches the connection from the socket, which
+ * is closed (reset, unless both DisConns went through), and frees it.
  */
 static void sdp_teardown_work(struct work_struct *work)
 {
@@ -302,6 +310,10 @@ static void sdp_teardown_work(struct work_struct *work)
 
 	rdma_disconnect(conn->id);
 	sdp_conn_drain(conn);
+	/* Only an established CM id sends a DREQ; others have nothing to wait for. */
+	if (conn->established)
+		wait_for_completion_timeout(&conn->cm_disconnected,
+					    SDP_DREP_WAIT);
 
 	lock_sock(sk);
 	ssk->conn = NULL;
