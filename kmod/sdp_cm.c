@@ -283,7 +283,7 @@ static int sdp_child_established(struct sock *sk)
  * destroys @id.
  */
 int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
-			  struct rdma_cm_event *ev)
+		   struct rdma_cm_event *ev)
 {
 	const struct sdp_hello *hello = ev->param.conn.private_data;
 	struct rdma_conn_param param;
