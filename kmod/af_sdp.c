@@ -84,34 +84,43 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	ssk->addr_family = AF_INET;
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->accept_node);
+	INIT_LIST_HEAD(&ssk->listen_node);
 	sdp_sock_list_add(sk);
 	return sk;
 }
 
-/* Gives @sk a new connection; bound to the socket's address if it was. */
+/* Gives @sk a new connection, with a CM id not bound yet. */
 int sdp_conn_new(struct sock *sk)
 {
-	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sockaddr_storage addr, cm_addr;
 	struct sdp_conn *conn;
-	int ret;
 
 	conn = sdp_conn_alloc(sk, NULL);
 	if (IS_ERR(conn))
 		return PTR_ERR(conn);
-
-	if (ssk->bound) {
-		sdp_fill_sockaddr(sk, (struct sockaddr *)&addr, false);
-		sdp_cm_sockaddr((struct sockaddr *)&addr, &cm_addr);
-		rdma_set_reuseaddr(conn->id, 1);
-		ret = rdma_bind_addr(conn->id, (struct sockaddr *)&cm_addr);
-		if (ret) {
-			sdp_conn_destroy(conn);
-			return ret;
-		}
-	}
-	ssk->conn = conn;
+	sdp_sk(sk)->conn = conn;
 	return 0;
+}
+
+/*
+ * An active open of a bound socket: its CM id takes the socket's address,
+ * so that the peer sees its port.  The port table allowed the port; the
+ * CM is told to let other bound ids share it, and refuses it only beside
+ * a listener (SO_REUSEPORT) or another CM user.  Socket lock held.
+ */
+static int sdp_conn_bind(struct sock *sk)
+{
+	struct sockaddr_storage addr, cm_addr;
+	struct rdma_cm_id *id = sdp_sk(sk)->conn->id;
+	int ret;
+
+	/* Bound by an attempt that failed before it started: as it is. */
+	if (((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port)
+		return 0;
+	sdp_fill_sockaddr(sk, (struct sockaddr *)&addr, false);
+	sdp_cm_sockaddr((struct sockaddr *)&addr, &cm_addr);
+	rdma_set_reuseaddr(id, 1);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&cm_addr);
+	return ret == -EADDRNOTAVAIL ? -EADDRINUSE : ret;
 }
 
 /* Reports @err (a negative errno) and closes the socket, as TCP does. */
@@ -145,8 +154,13 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol,
 		sock_orphan(sk);
 		sock->sk = NULL;
 		sock_put(sk);
+		return ret;
 	}
-	return ret;
+#ifdef SOCK_CUSTOM_SOCKOPT
+	/* SO_REUSEPORT is ours to take: the core refuses it to non-inet. */
+	set_bit(SOCK_CUSTOM_SOCKOPT, &sock->flags);
+#endif
+	return 0;
 }
 
 /*
@@ -210,6 +224,8 @@ static int sdp_release(struct socket *sock)
 		return 0;
 	ssk = sdp_sk(sk);
 
+	/* First: no more connection requests come to it. */
+	sdp_port_unbind(sk);
 	lock_sock(sk);
 	list_splice_init(&ssk->accept_queue, &children);
 	if (ssk->conn && sdp_connected(sk)) {
@@ -233,27 +249,12 @@ static int sdp_release(struct socket *sock)
 	return 0;
 }
 
-/* The RDMA CM's answers, in the words of TCP's bind(). */
-static int sdp_bind_errno(int ret)
-{
-	switch (ret) {
-	case -ENODEV:
-	case -EADDRNOTAVAIL:
-	case -ENETUNREACH:
-		return -EADDRNOTAVAIL;
-	default:
-		return ret;
-	}
-}
-
 static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
-	struct sockaddr_storage cm_addr;
 	struct sockaddr_in unspec;
-	struct rdma_cm_id *id;
 	unsigned short port;
 	int ret;
 
@@ -274,20 +275,19 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 
+	ret = sdp_check_local(sock_net(sk), uaddr);
+	if (ret)
+		return ret;
+
 	lock_sock(sk);
 	ret = -EINVAL;
-	if (sk->sk_state != TCP_CLOSE || ssk->bound || !ssk->conn)
+	if (sk->sk_state != TCP_CLOSE || ssk->bound)
 		goto out;
 
-	id = ssk->conn->id;
-	sdp_cm_sockaddr(uaddr, &cm_addr);
-	rdma_set_reuseaddr(id, sk->sk_reuse != SK_NO_REUSE);
-	ret = sdp_bind_errno(rdma_bind_addr(id, (struct sockaddr *)&cm_addr));
+	ret = sdp_port_bind(sk, uaddr);
 	if (ret)
 		goto out;
-
 	ssk->addr_family = uaddr->sa_family;
-	sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 	ssk->bound = true;
 out:
 	release_sock(sk);
@@ -313,18 +313,19 @@ static int sdp_listen(struct socket *sock, int backlog)
 	ret = -EINVAL;
 	if (sk->sk_state != TCP_CLOSE)
 		goto out;
-	if (!ssk->conn) {
-		ret = sdp_conn_new(sk);
-		if (ret)
-			goto out;
-	}
 
 	/* An unbound socket listens on the IPv4 wildcard, as TCP's would. */
-	ret = rdma_listen(ssk->conn->id, backlog);
+	if (!ssk->bound) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		ret = sdp_port_bind(sk, (struct sockaddr *)&any);
+		if (ret)
+			goto out;
+		ssk->bound = true;
+	}
+	ret = sdp_port_listen(sk, backlog);
 	if (ret)
 		goto out;
-	sdp_set_local(sk, (struct sockaddr *)&ssk->conn->id->route.addr.src_addr);
-	ssk->bound = true;
 	sk->sk_ack_backlog = 0;
 	sk->sk_state = TCP_LISTEN;
 out:
@@ -372,6 +373,11 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	case SS_UNCONNECTED:
 		ret = -EISCONN;
 		if (sk->sk_state != TCP_CLOSE)
+			goto out;
+		ret = sdp_sk(sk)->conn ? 0 : sdp_conn_new(sk);
+		if (!ret && sdp_sk(sk)->bound)
+			ret = sdp_conn_bind(sk);
+		if (ret)
 			goto out;
 		ret = sdp_cm_connect(sk, uaddr);
 		if (ret)
@@ -453,6 +459,9 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	lock_sock(sk);
 	sock_graft(sk, newsock);
 	newsock->state = SS_CONNECTED;
+#ifdef SOCK_CUSTOM_SOCKOPT
+	set_bit(SOCK_CUSTOM_SOCKOPT, &newsock->flags);
+#endif
 	child->parent = NULL;
 	release_sock(sk);
 	sock_put(lsk);	/* the child's reference on its listener */

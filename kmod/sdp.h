@@ -84,7 +84,12 @@ struct sdp_conn {
  * @conn: the RDMA connection; NULL before it exists and once torn down
  * @addr_family: AF_INET or AF_INET6: the family of the addresses the
  *	socket was bound or connected with, and so of getname() results
- * @bound: bind() succeeded; a new CM id is bound to the same address
+ * @bound: bind() or listen() gave the socket its address; an active open
+ *	binds its CM id to it (sdp_conn_bind())
+ * @port: the port the socket holds in the port table (sdp_port.c), or NULL
+ * @port_node: entry in @port's owners
+ * @group: the listeners' group the socket is in since listen(), or NULL
+ * @listen_node: entry in @group's members
  * @accept_queue: listener: children that are established and not yet
  *	accepted
  * @accept_node: child: entry in the listener's accept_queue
@@ -133,6 +138,10 @@ struct sdp_sock {
 	struct sdp_conn		*conn;
 	sa_family_t		addr_family;
 	bool			bound;
+	struct sdp_port		*port;
+	struct hlist_node	port_node;
+	struct sdp_listen_group	*group;
+	struct list_head	listen_node;
 	struct list_head	accept_queue;
 	struct list_head	accept_node;
 	struct sock		*parent;
@@ -162,6 +171,72 @@ struct sdp_sock {
 	int			keepintvl;
 	int			keepcnt;
 	u32			user_timeout;
+};
+
+/**
+ * struct sdp_port - a port that SDP sockets hold, in one namespace
+ * @node: entry in the table of ports (sdp_port.c), hashed on namespace
+ *	and number
+ * @net: the namespace
+ * @num: the port number
+ * @owners: the sockets bound to the port (sdp_sock.port_node), listeners
+ *	included; accepted sockets are not among them
+ * @groups: the listeners' groups on the port (sdp_listen_group.node)
+ *
+ * This table, not the RDMA CM, decides bind() and listen() conflicts,
+ * by TCP's rules.  The CM comes in only with the ids that listen (one
+ * per group) and with a socket's own id when it connects; other CM users
+ * of the port space, or an SDP connection's port, can still make a
+ * listen() or a connect() fail with EADDRINUSE.
+ *
+ * Locking: one mutex, sdp_port_mutex, guards the table, every port, its
+ * @owners and @groups, each group's @members, @id and @next, and the
+ * socket's @port and @group.  It is taken inside the socket lock (bind,
+ * listen) and inside a group's CM handler (requests, device removal),
+ * and nothing that holds it takes a socket lock or waits for a CM
+ * handler.  The fields of another socket that the conflict rules read
+ * (SO_REUSEADDR, SO_REUSEPORT, its address) are read without its lock,
+ * as TCP reads them.
+ *
+ * Lifetime: a socket enters @owners at bind(), or at listen() when
+ * unbound, and leaves at close() (sdp_port_unbind()); a port is freed
+ * when it has neither owners nor groups.  A group is made by the first
+ * listen() on its address and lives until its last listener leaves it;
+ * that one destroys the group's CM id, outside the mutex and the socket
+ * lock, then frees the group.  The CM handler's context is the group:
+ * rdma_destroy_id() waits for a running handler and stops new ones, so
+ * the group outlives every handler call.  When the device goes, the
+ * handler returns 1 and the CM destroys the id; the group, now without
+ * id and out of its port, lives on until its listeners leave.
+ */
+struct sdp_port {
+	struct hlist_node	node;
+	possible_net_t		net;
+	unsigned short		num;
+	struct hlist_head	owners;
+	struct list_head	groups;
+};
+
+/**
+ * struct sdp_listen_group - listeners sharing an address and a CM id
+ * @node: entry in @port's groups
+ * @port: the port; NULL once the group is out of it
+ * @id: the CM id listening on @addr, context the group; NULL once the
+ *	CM destroyed it or the last listener took it to destroy it
+ * @addr: the address, as the CM takes it (sdp_cm_sockaddr())
+ * @v6only: the listeners' IPV6_V6ONLY
+ * @members: the listeners (sdp_sock.listen_node); more than one only
+ *	with SO_REUSEPORT
+ * @next: round robin position: which listener gets the next request
+ */
+struct sdp_listen_group {
+	struct list_head	node;
+	struct sdp_port		*port;
+	struct rdma_cm_id	*id;
+	struct sockaddr_storage	addr;
+	bool			v6only;
+	struct list_head	members;
+	unsigned int		next;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
@@ -195,13 +270,21 @@ void sdp_set_error(struct sock *sk, int err);
 
 /* sdp_addr.c */
 int sdp_check_sockaddr(const struct sockaddr *addr, int len);
+int sdp_check_local(struct net *net, const struct sockaddr *addr);
 void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss);
 void sdp_set_local(struct sock *sk, const struct sockaddr *addr);
 void sdp_set_remote(struct sock *sk, const struct sockaddr *addr);
 int sdp_fill_sockaddr(const struct sock *sk, struct sockaddr *addr, bool peer);
 
+/* sdp_port.c */
+int sdp_port_bind(struct sock *sk, const struct sockaddr *addr);
+int sdp_port_listen(struct sock *sk, int backlog);
+void sdp_port_unbind(struct sock *sk);
+
 /* sdp_cm.c */
 int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
+		   struct rdma_cm_event *ev);
 int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
 
 /* sdp_conn.c */

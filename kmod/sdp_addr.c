@@ -26,6 +26,44 @@ int sdp_check_sockaddr(const struct sockaddr *addr, int len)
 	}
 }
 
+static int sdp_check_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;	/* a bound id that does nothing has no events */
+}
+
+/*
+ * bind()'s EADDRNOTAVAIL: whether @addr is an address of this host that
+ * an RDMA device serves.  The CM says, binding a throwaway id to it at
+ * any port: binding the socket's own id would hold the port in the CM.
+ */
+int sdp_check_local(struct net *net, const struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
+	int ret;
+
+	sdp_cm_sockaddr(addr, &ss);
+	((struct sockaddr_in *)&ss)->sin_port = 0;	/* sin6_port too */
+	if (ss.ss_family == AF_INET ?
+	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY) :
+	    ipv6_addr_any(&((struct sockaddr_in6 *)&ss)->sin6_addr))
+		return 0;
+
+	id = rdma_create_id(net, sdp_check_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	rdma_destroy_id(id);
+	switch (ret) {
+	case -ENODEV:
+	case -ENETUNREACH:
+		return -EADDRNOTAVAIL;
+	default:
+		return ret;
+	}
+}
+
 /* The IPv4 fields of an IPv6 socket hold its v4-mapped address, or 0. */
 static __be32 sdp_v4_part(const struct in6_addr *a)
 {

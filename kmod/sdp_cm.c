@@ -281,12 +281,14 @@ static int sdp_child_established(struct sock *sk)
 }
 
 /*
- * A connection request on the listener @lsk, for the new CM id @id: make a
- * child socket for it, post its receive ring and answer with HelloAck.
- * Any non-zero return rejects the request and destroys @id.
+ * A connection request that the listeners' group (sdp_port.c) gave the
+ * listener @lsk, for the new CM id @id: make a child socket for it, post
+ * its receive ring and answer with HelloAck.  From here on the id's
+ * events are the child's.  Any non-zero return rejects the request and
+ * destroys @id.
  */
-static int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
-			  struct rdma_cm_event *ev)
+int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
+		   struct rdma_cm_event *ev)
 {
 	const struct sdp_hello *hello = ev->param.conn.private_data;
 	struct rdma_conn_param param;
@@ -330,6 +332,7 @@ static int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	}
 	sdp_sk(sk)->conn = conn;
 	id->context = sk;
+	id->event_handler = sdp_cm_handler;	/* it had the group's */
 	sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 	sdp_set_remote(sk, (struct sockaddr *)&id->route.addr.dst_addr);
 	sk->sk_state = TCP_SYN_RECV;
@@ -384,8 +387,6 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct sock *sk = id->context;
 
 	switch (ev->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		return sdp_cm_request(sk, id, ev);
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		return sdp_cm_addr_resolved(sk, id);
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:

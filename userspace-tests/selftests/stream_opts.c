@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,15 +162,13 @@ static int check_bool(int fd, int level, int name)
 TEST_F(opts, boolean_options)
 {
 	static const struct { int level, name; char str[16]; } o[] = {
-		OPT(SOL_SOCKET, SO_REUSEADDR), OPT(SOL_SOCKET, SO_REUSEPORT),
-		OPT(SOL_SOCKET, SO_OOBINLINE), OPT(SOL_SOCKET, SO_KEEPALIVE),
-		OPT(SOL_TCP, TCP_NODELAY), OPT(SOL_TCP, TCP_CORK),
+		OPT(SOL_SOCKET, SO_REUSEADDR), OPT(SOL_SOCKET, SO_OOBINLINE),
+		OPT(SOL_SOCKET, SO_KEEPALIVE), OPT(SOL_TCP, TCP_NODELAY),
+		OPT(SOL_TCP, TCP_CORK),
 	};
 	int fds[] = { self->ufd, self->cfd, self->afd };
 	static const char fdname[][12] = { "unconnected", "client", "accepted" };
 	unsigned int i, j;
-
-	STREAM_SDP_GAP(SDP_GAP_REUSEPORT);
 
 	/* (Braces: EXPECT_EQ() TH_LOG() is two statements.) */
 	for (j = 0; j < ARRAY_SIZE(fds); j++) {
@@ -177,6 +176,19 @@ TEST_F(opts, boolean_options)
 			EXPECT_EQ(0, check_bool(fds[j], o[i].level, o[i].name))
 				TH_LOG("%s socket, %s", fdname[j], o[i].str);
 		}
+	}
+}
+
+/* SO_REUSEPORT, on/off as the others, on every kind of socket. */
+TEST_F(opts, so_reuseport_boolean)
+{
+	int fds[] = { self->ufd, self->lfd, self->cfd, self->afd };
+	unsigned int i;
+
+	STREAM_SDP_NEEDS_REUSEPORT();
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		EXPECT_EQ(0, check_bool(fds[i], SOL_SOCKET, SO_REUSEPORT))
+			TH_LOG("socket %u", i);
 	}
 }
 
@@ -613,8 +625,6 @@ TEST_F(opts, so_reuseaddr_bind)
 	socklen_t blen;
 	char buf[4];
 
-	STREAM_SDP_GAP("SO_REUSEADDR port sharing: not done yet (the RDMA CM port space refuses a listener beside a bound socket)");
-
 	fd = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
@@ -664,7 +674,7 @@ TEST_F(opts, so_reuseport_listeners)
 	int l1, l2, l3, cfd, afd, i, got1 = 0, got2 = 0;
 	socklen_t blen;
 
-	STREAM_SDP_GAP(SDP_GAP_REUSEPORT);
+	STREAM_SDP_NEEDS_REUSEPORT();
 
 	l1 = stream_socket(variant->sdp, variant->family, 0);
 	l2 = stream_socket(variant->sdp, variant->family, 0);
@@ -705,6 +715,160 @@ TEST_F(opts, so_reuseport_listeners)
 	close(l1);
 	close(l2);
 	close(l3);
+}
+
+/* The wildcard of the variant at @port: 0.0.0.0, ::, or ::ffff:0.0.0.0. */
+static socklen_t any_addr(struct sockaddr_storage *ss, int family, int port)
+{
+	socklen_t len = sdp_host_addr(ss, family, 'B', port);
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (family & SDP_MAPPED)
+		memset(&sin6->sin6_addr.s6_addr[12], 0, 4);
+	else
+		memset(&sin6->sin6_addr, 0, sizeof(sin6->sin6_addr));
+	return len;
+}
+
+/*
+ * SO_REUSEADDR lets a socket bind beside sockets that do not listen, not
+ * beside a listener, at its address or at the wildcard; once the
+ * listener is closed, the port is free.
+ */
+TEST_F(opts, so_reuseaddr_not_beside_listener)
+{
+	struct sockaddr_storage b, w;
+	socklen_t blen, wlen;
+	int fd, fd2;
+
+	fd = stream_socket(variant->sdp, variant->family, 0);
+	fd2 = stream_socket(variant->sdp, variant->family, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, set_int(fd2, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, stream_listen(fd, variant->family, &b, &blen));
+	EXPECT_EQ(-1, bind(fd2, (struct sockaddr *)&b, blen));
+	EXPECT_EQ(EADDRINUSE, errno);
+	wlen = any_addr(&w, variant->family, sdp_addr_port(&b));
+	EXPECT_EQ(-1, bind(fd2, (struct sockaddr *)&w, wlen));
+	EXPECT_EQ(EADDRINUSE, errno);
+	close(fd);
+	EXPECT_EQ(0, bind(fd2, (struct sockaddr *)&b, blen));
+	EXPECT_EQ(0, listen(fd2, 4));
+	close(fd2);
+}
+
+/*
+ * Without options: two addresses of the host share a port, each with
+ * its listener; the wildcard does not join them.  A connection to one
+ * address reaches that address's listener.
+ */
+TEST_F(opts, bind_specific_beside_specific_not_wildcard)
+{
+	struct sockaddr_storage b, a, w;
+	socklen_t blen, alen, wlen;
+	int lb, la, lw, cfd, afd;
+
+	lb = stream_socket(variant->sdp, variant->family, 0);
+	la = stream_socket(variant->sdp, variant->family, 0);
+	lw = stream_socket(variant->sdp, variant->family, 0);
+	ASSERT_LE(0, lb);
+	ASSERT_LE(0, la);
+	ASSERT_LE(0, lw);
+	ASSERT_EQ(0, stream_listen(lb, variant->family, &b, &blen));
+	alen = sdp_host_addr(&a, variant->family, 'A', sdp_addr_port(&b));
+	ASSERT_EQ(0, bind(la, (struct sockaddr *)&a, alen));
+	ASSERT_EQ(0, listen(la, 4));
+	wlen = any_addr(&w, variant->family, sdp_addr_port(&b));
+	EXPECT_EQ(-1, bind(lw, (struct sockaddr *)&w, wlen));
+	EXPECT_EQ(EADDRINUSE, errno);
+
+	ASSERT_EQ(0, stream_connect(variant->sdp, variant->family, lb, &b, blen,
+				    &cfd, &afd));
+	EXPECT_EQ(0, stream_wait(la, POLLIN, 0));
+	close(afd);
+	close(cfd);
+	close(lw);
+	close(la);
+	close(lb);
+}
+
+/*
+ * SO_REUSEPORT listeners: one closes, the other serves every connection
+ * from then on; when it closes too, connections are refused.
+ */
+TEST_F(opts, so_reuseport_listener_closes)
+{
+	struct sockaddr_storage b;
+	int l1, l2, cfd, afd, i;
+	socklen_t blen;
+
+	STREAM_SDP_NEEDS_REUSEPORT();
+
+	l1 = stream_socket(variant->sdp, variant->family, 0);
+	l2 = stream_socket(variant->sdp, variant->family, 0);
+	ASSERT_LE(0, l1);
+	ASSERT_LE(0, l2);
+	ASSERT_EQ(0, set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, set_int(l2, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, stream_listen(l1, variant->family, &b, &blen));
+	ASSERT_EQ(0, bind(l2, (struct sockaddr *)&b, blen));
+	ASSERT_EQ(0, listen(l2, 16));
+	close(l1);
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, stream_connect(variant->sdp, variant->family, l2,
+					    &b, blen, &cfd, &afd));
+		close(afd);
+		close(cfd);
+	}
+	close(l2);
+	cfd = stream_socket(variant->sdp, variant->family, 0);
+	ASSERT_LE(0, cfd);
+	EXPECT_EQ(-1, connect(cfd, (struct sockaddr *)&b, blen));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	close(cfd);
+}
+
+/* SO_REUSEPORT shares a port between sockets of one user only. */
+TEST_F(opts, so_reuseport_other_user_refused)
+{
+	struct sockaddr_storage b;
+	int l1, status;
+	socklen_t blen;
+	pid_t pid;
+
+	STREAM_SDP_NEEDS_REUSEPORT();
+	if (geteuid())
+		SKIP(return, "needs root, to take another user's identity");
+
+	l1 = stream_socket(variant->sdp, variant->family, 0);
+	ASSERT_LE(0, l1);
+	ASSERT_EQ(0, set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, stream_listen(l1, variant->family, &b, &blen));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd;
+
+		/* Exit codes: 0 refused as TCP refuses it, else the step. */
+		if (setegid(65534) || seteuid(65534))
+			_exit(1);
+		fd = stream_socket(variant->sdp, variant->family, 0);
+		if (fd < 0 || set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1))
+			_exit(2);
+		if (!bind(fd, (struct sockaddr *)&b, blen))
+			_exit(3);
+		_exit(errno == EADDRINUSE ? 0 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(l1);
 }
 
 /*
@@ -771,7 +935,7 @@ TEST_F(opts, jdk_conversion_client)
 	uint64_t off = 0, roff = 0;
 	int fd, afd;
 
-	STREAM_SDP_GAP(SDP_GAP_REUSEPORT);
+	STREAM_SDP_NEEDS_REUSEPORT();
 
 	fd = tcp_socket(variant->family);
 	ASSERT_LE(0, fd);
@@ -797,7 +961,7 @@ TEST_F(opts, jdk_conversion_listener)
 	int fd, cfd, afd;
 	socklen_t blen;
 
-	STREAM_SDP_GAP(SDP_GAP_REUSEPORT);
+	STREAM_SDP_NEEDS_REUSEPORT();
 
 	fd = tcp_socket(variant->family);
 	ASSERT_LE(0, fd);
