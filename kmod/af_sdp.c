@@ -156,10 +156,6 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol,
 		sock_put(sk);
 		return ret;
 	}
-#ifdef SOCK_CUSTOM_SOCKOPT
-	/* SO_REUSEPORT is ours to take: the core refuses it to non-inet. */
-	set_bit(SOCK_CUSTOM_SOCKOPT, &sock->flags);
-#endif
 	return 0;
 }
 
@@ -459,9 +455,6 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	lock_sock(sk);
 	sock_graft(sk, newsock);
 	newsock->state = SS_CONNECTED;
-#ifdef SOCK_CUSTOM_SOCKOPT
-	set_bit(SOCK_CUSTOM_SOCKOPT, &newsock->flags);
-#endif
 	child->parent = NULL;
 	release_sock(sk);
 	sock_put(lsk);	/* the child's reference on its listener */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * SDP socket options at the SOL_TCP level, and the ioctls TCP answers.
- * SOL_SOCKET options are the core's (sock_setsockopt()), but for
- * SO_REUSEPORT where the kernel lets a family take SOL_SOCKET itself.
+ * SOL_SOCKET options are the core's (sock_setsockopt()).  Linux 6.1's
+ * core refuses to set SO_REUSEPORT on any family but AF_INET and AF_INET6
+ * (EOPNOTSUPP) and gives no family a way to take it: there only in-kernel
+ * users set it on SDP sockets, with sock_set_reuseport().
  */
 #include <linux/ioctl.h>
 #include <linux/sockios.h>
@@ -14,33 +16,6 @@
 #include "sdp.h"
 #include "sdp_wire.h"
 
-#ifdef SOCK_CUSTOM_SOCKOPT
-/*
- * SOL_SOCKET, for a socket with SOCK_CUSTOM_SOCKOPT: the core refuses
- * SO_REUSEPORT to families other than AF_INET and AF_INET6, so it is
- * taken here, as sock_setsockopt() takes it for those; the rest goes to
- * the core unchanged.  (Linux 6.1 has no such flag: there SO_REUSEPORT
- * can be set only by in-kernel users, with sock_set_reuseport().)
- */
-static int sdp_setsockopt_socket(struct socket *sock, int optname,
-				 sockptr_t optval, unsigned int optlen)
-{
-	int val;
-
-	if (optname != SO_REUSEPORT)
-		return sock_setsockopt(sock, SOL_SOCKET, optname, optval,
-				       optlen);
-	if (optlen < sizeof(int))
-		return -EINVAL;
-	if (copy_from_sockptr(&val, optval, sizeof(val)))
-		return -EFAULT;
-	lock_sock(sock->sk);
-	sock->sk->sk_reuseport = !!val;
-	release_sock(sock->sk);
-	return 0;
-}
-#endif
-
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -48,10 +23,6 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int val, err = 0;
 
-#ifdef SOCK_CUSTOM_SOCKOPT
-	if (level == SOL_SOCKET)
-		return sdp_setsockopt_socket(sock, optname, optval, optlen);
-#endif
 	if (level != SOL_TCP)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))

@@ -153,8 +153,8 @@ static inline int stream_socket(int sdp, int family, int flags)
 /*
  * In a test body that sets SO_REUSEPORT: the SDP variants skip where the
  * kernel refuses the option (EOPNOTSUPP) to a family other than AF_INET
- * and AF_INET6 before the family sees it, as Linux 6.1 does (it has no
- * SOCK_CUSTOM_SOCKOPT).  Where the kernel lets it through, they run.
+ * and AF_INET6 before the family sees it, as Linux 6.1 does.  Where the
+ * kernel lets it through, they run.
  */
 static inline int sdp_reuseport_refused(void)
 {
@@ -173,8 +173,7 @@ static inline int sdp_reuseport_refused(void)
 		if (variant->sdp && sdp_reuseport_refused())		\
 			SKIP(return, "%s", "SO_REUSEPORT: this kernel "	\
 			     "refuses it (EOPNOTSUPP) to non-inet families " \
-			     "before SDP sees it (Linux 6.1 has no "	\
-			     "SOCK_CUSTOM_SOCKOPT)");			\
+			     "before SDP sees it (Linux 6.1 core)");	\
 	} while (0)
 
 /*

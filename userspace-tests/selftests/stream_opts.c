@@ -192,6 +192,33 @@ TEST_F(opts, so_reuseport_boolean)
 	}
 }
 
+/*
+ * What every kernel gives, the JDK's conversion included (it copies a TCP
+ * socket's SO_REUSEPORT, 0 unless the program set it): reading it, and
+ * setting it to 0.  Setting it to 1 either works or, where the core
+ * refuses it to non-inet families (Linux 6.1), fails with EOPNOTSUPP and
+ * changes nothing.
+ */
+TEST_F(opts, so_reuseport_off_everywhere)
+{
+	int fds[] = { self->ufd, self->lfd, self->cfd, self->afd };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		EXPECT_EQ(0, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+		EXPECT_EQ(0, set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 0));
+		ret = set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 1);
+		if (ret) {
+			EXPECT_TRUE(variant->sdp);
+			EXPECT_EQ(-EOPNOTSUPP, ret);
+			EXPECT_EQ(0, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+		} else {
+			EXPECT_EQ(1, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+		}
+	}
+}
+
 TEST_F(opts, so_linger)
 {
 	struct linger l = { -1, -1 };
