@@ -108,6 +108,32 @@ static int sdp_sockets_at(int port)
 	return n;
 }
 
+/*
+ * Whether host B has a connection to the listener at @port in SYN_RECV:
+ * a request taken and answered, its handshake not yet done.
+ */
+static int sdp_syn_recv_at(int port)
+{
+	FILE *f = fopen("/proc/net/sdp", "r");
+	char line[256], local[64];
+	unsigned int st, lport;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *colon;
+
+		if (sscanf(line, "%*s %63s %*s %x", local, &st) != 2)
+			continue;
+		colon = strrchr(local, ':');
+		found = colon && sscanf(colon + 1, "%x", &lport) == 1 &&
+			lport == (unsigned int)port && st == 3;	/* TCP_SYN_RECV */
+	}
+	fclose(f);
+	return found;
+}
+
 /* A non-blocking connect to the listener; 0 or -errno (-EINPROGRESS). */
 static int start_connect(FIXTURE_DATA(backlog) *self, int sdp, int family,
 			 int i)
@@ -250,6 +276,65 @@ TEST_F_TIMEOUT(backlog, refill_after_accept, 120)
 			stream_close(&self->afd[i]);
 		accepted = 0;
 	}
+}
+
+/*
+ * A listener shut down (SHUT_RD, as TCP's disconnect) while requests are
+ * mid-handshake, and listening again at once: the children of the old
+ * listen that end later, in the new accept queue or aborted, must not
+ * upset the count of the new one.  Rounds until one shuts the listener
+ * down with a child in SYN_RECV; then the listener must still take a
+ * connection once its queue is drained.
+ */
+TEST_F_TIMEOUT(backlog, relisten_mid_handshake, 120)
+{
+	int i, round, hits = 0, accepted, fd, port = sdp_addr_port(&self->b);
+
+	if (!variant->sdp)
+		SKIP(return, "about SDP's own accounting of its queue");
+	for (round = 0; round < 20 && hits < 3; round++) {
+		for (i = 0; i < NCONN; i++) {
+			stream_close(&self->cfd[i]);
+			ASSERT_EQ(-EINPROGRESS, start_connect(self, 1, variant->family, i));
+		}
+		/* Until a child is in SYN_RECV, or every connect has ended. */
+		for (;;) {
+			if (sdp_syn_recv_at(port)) {
+				hits++;
+				break;
+			}
+			for (i = 0; i < NCONN; i++)
+				if (stream_wait(self->cfd[i], POLLOUT, 0) == 0)
+					break;
+			if (i == NCONN)
+				break;
+		}
+		ASSERT_EQ(0, shutdown(self->lfd, SHUT_RD));
+		ASSERT_EQ(0, listen(self->lfd, BACKLOG));
+		for (i = 0; i < NCONN; i++)
+			connect_result(self->cfd[i]);	/* whatever it is */
+		while ((fd = accept(self->lfd, NULL, NULL)) >= 0)
+			close(fd);
+	}
+	TH_LOG("%d rounds, %d with a child in SYN_RECV at the shutdown", round, hits);
+	if (!hits)
+		SKIP(return, "no round caught a handshake under way");
+
+	/* Drained (children of the old listen may still come): room again. */
+	for (i = 0; i < NCONN; i++)
+		stream_close(&self->cfd[i]);
+	for (round = 0; round < 100; round++) {
+		while ((fd = accept(self->lfd, NULL, NULL)) >= 0)
+			close(fd);
+		stream_close(&self->cfd[0]);
+		ASSERT_EQ(-EINPROGRESS, start_connect(self, 1, variant->family, 0));
+		if (!connect_result(self->cfd[0]))
+			break;
+		usleep(100000);
+	}
+	EXPECT_GT(100, round) TH_LOG("the listener refuses every connect");
+	accepted = 0;
+	ASSERT_EQ(0, accept_until(self, 1, &accepted));
 }
 
 TEST_HARNESS_MAIN
