@@ -54,6 +54,8 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/hostile_peer.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
+	 $(BUILD)/selftests/listen_backlog \
+	 userspace-tests/tests/scale.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 .PHONY: all deps modules lint install uninstall userspace check demo shell clean \

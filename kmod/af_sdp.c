@@ -190,7 +190,7 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	ssk->user_timeout = lssk->user_timeout;
 }
 
-/* Frees a child that the listener @sk still held, accepted or not. */
+/* Frees a child that its listener still held, never accepted. */
 void sdp_child_destroy(struct sock *sk)
 {
 	struct sock *lsk = sdp_sk(sk)->parent;
@@ -202,6 +202,10 @@ void sdp_child_destroy(struct sock *sk)
 	sock_orphan(sk);
 	sdp_sk(sk)->parent = NULL;
 	release_sock(sk);
+
+	lock_sock(lsk);
+	sk_acceptq_removed(lsk);
+	release_sock(lsk);
 
 	/* Never accepted: reset, as TCP resets its queued connections. */
 	sdp_conn_destroy(conn);
@@ -322,7 +326,6 @@ static int sdp_listen(struct socket *sock, int backlog)
 	ret = sdp_port_listen(sk, backlog);
 	if (ret)
 		goto out;
-	sk->sk_ack_backlog = 0;
 	sk->sk_state = TCP_LISTEN;
 out:
 	release_sock(sk);

@@ -91,7 +91,13 @@ struct sdp_conn {
  * @group: the listeners' group the socket is in since listen(), or NULL
  * @listen_node: entry in @group's members
  * @accept_queue: listener: children that are established and not yet
- *	accepted
+ *	accepted.  sk_ack_backlog counts the children from their request to
+ *	accept() or their end, those still in SYN_RECV included, so that a
+ *	request finding it above sk_max_ack_backlog is refused
+ *	(sdp_cm_request()); whoever takes a child off its listener subtracts
+ *	it: sdp_accept(), sdp_child_abort(), sdp_child_destroy().  The count
+ *	carries over a shutdown and a new listen(): children of the old
+ *	listen may still be under way.
  * @accept_node: child: entry in the listener's accept_queue
  * @parent: child: the listener, referenced, until accept() takes the child
  * @peer_rcv_size: the receive buffer size the peer announced

@@ -7,9 +7,12 @@
 # Appends to $SDP_BENCH_OUT/results.csv (test,size,run,value,unit; MB/s
 # is 10^6 bytes/s, us microseconds), keeps every tool's output in
 # bench.log and the guest's side of the set-up in env-guest.txt.
+# Then the kernel memory an idle connection costs, over TCP and SDP
+# (idle_case; rows tcp_idle_*/sdp_idle_*, size = the number of connections,
+# unit B/conn).
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
-# SDP_BENCH_RSTREAM_MIB: see run-bench.
+# SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS: see run-bench.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,6 +25,8 @@ RUNS=${SDP_BENCH_RUNS:-3}
 TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
+IDLE=${SDP_BENCH_IDLE_CONNS:-100}           # idle connections held; 0: none
+MANY=$here/../build/tools/sdp_many
 PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
 LOG=$OUT/bench.log
@@ -168,6 +173,61 @@ bench_case() {
     fi
 }
 
+# meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
+meminfo() {
+    local f
+    for f in "$@"; do awk -v k="$f:" '$1 == k { printf "%.0f ", $2 * 1024 }' /proc/meminfo; done
+}
+MEMFIELDS=(MemAvailable SUnreclaim VmallocUsed)
+
+# idle_case PROTO: IDLE connections of PROTO (tcp or sdp) set up and left
+# idle by sdp_many, RUNS times.  Both ends live in this one guest, so each
+# figure counts both ends of a connection (the client on host A and the
+# accepted socket on host B; the listener's share is 1/IDLE of one
+# socket).  Per connection, the growth of: the kernel's unreclaimable slab
+# (which holds kmalloc()s too big for a cache, such as SDP's 16 KiB ring
+# buffers), vmalloc (Soft-RoCE's queues), and the drop in MemAvailable (all
+# of it, with sdp_many's own few pages).  SDP keeps no memory account of
+# its own.
+idle_case() {
+    local proto=$1 run out pid in a0 s0 v0 a1 s1 v1 a2 s2 v2 slab vmalloc avail ret vals=()
+    local -a opts=(-n "$IDLE" -s 0 -w -q)
+    [[ $proto == tcp ]] && opts+=(-t)
+    "$MANY" "${opts[@]}" -n 2 </dev/null >/dev/null    # warm the caches up
+    for ((run = 1; run <= RUNS; run++)); do
+        sleep 2    # the warm-up's (or the last run's) teardown
+        read -r a0 s0 v0 <<<"$(meminfo "${MEMFIELDS[@]}")"
+        coproc IDLE_HOLD { exec "$MANY" "${opts[@]}"; }
+        pid=$IDLE_HOLD_PID in=${IDLE_HOLD[1]}
+        read -r -t 120 -u "${IDLE_HOLD[0]}" out || out="nothing"
+        if [[ $out != ready ]]; then
+            kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+            echo "sdp_many $proto: $out"; return 1
+        fi
+        sleep 2    # let the set-up's work items finish
+        read -r a1 s1 v1 <<<"$(meminfo "${MEMFIELDS[@]}")"
+        if [[ $proto == sdp ]] && (($(wc -l </proc/net/sdp) - 1 < 2 * IDLE + 1)); then
+            exec {in}>&-; wait "$pid"
+            echo "fewer than $((2 * IDLE + 1)) SDP sockets while held"; return 1
+        fi
+        exec {in}>&-    # sdp_many closes them all
+        ret=0; wait "$pid" || ret=$?
+        ((ret == 0)) || { echo "sdp_many $proto exited with $ret"; return 1; }
+        slab=$(((s1 - s0) / IDLE)) vmalloc=$(((v1 - v0) / IDLE)) avail=$(((a0 - a1) / IDLE))
+        echo "${proto}_idle_slab,$IDLE,$run,$slab,B/conn" >>"$CSV"
+        echo "${proto}_idle_vmalloc,$IDLE,$run,$vmalloc,B/conn" >>"$CSV"
+        echo "${proto}_idle_avail,$IDLE,$run,$avail,B/conn" >>"$CSV"
+        log "== $proto idle x $IDLE run $run: MemAvailable $a0 -> $a1, SUnreclaim $s0 -> $s1," \
+            "VmallocUsed $v0 -> $v1"
+        vals+=("$((slab / 1024))+$((vmalloc / 1024))/$((avail / 1024))")
+    done
+    sleep 2
+    read -r a2 s2 v2 <<<"$(meminfo "${MEMFIELDS[@]}")"
+    echo "$proto: $IDLE idle connections, KiB per connection (slab+vmalloc/MemAvailable): ${vals[*]}"
+    echo "  after closing, from before the last run: MemAvailable $(((a2 - a0) / 1024)) KiB," \
+         "SUnreclaim $(((s2 - s0) / 1024)) KiB, VmallocUsed $(((v2 - v0) / 1024)) KiB"
+}
+
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
 {
@@ -178,6 +238,9 @@ mkdir -p "$OUT"
     echo "links: $(rdma link show | xargs)"
     echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"
     echo "tests: ${TESTS[*]}; sizes: ${SIZES[*]}; runs: $RUNS; time: $TIME s; rstream: $RS_SIZE B x $RS_MIB MiB"
+    p=/sys/module/sdp/parameters
+    echo "idle connections: $IDLE; sdp rings per end: rx $(cat $p/rx_ring_size) x $(cat $p/rx_buf_size) B," \
+         "tx $(cat $p/tx_ring_size) x $(cat $p/rx_buf_size) B"
 } >"$OUT/env-guest.txt"
 : >"$LOG"
 
@@ -187,13 +250,17 @@ for test in "${TESTS[@]}"; do
     for size in "${SIZES[@]}"; do cases+=("$test $(bytes "$size")"); done
 done
 ((RS_SIZE > 0)) && cases+=("rstream_bw $(bytes "$RS_SIZE")")
+((IDLE > 0)) && cases+=("tcp_idle $IDLE" "sdp_idle $IDLE")
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)
 
 ktap_plan "${#cases[@]}"
 for c in "${cases[@]}"; do
     # shellcheck disable=SC2086  # (TEST SIZE)
-    ktap_run "${c/ /_}" bench_case $c
+    case $c in
+    *_idle\ *) ktap_run "${c/ /_}" idle_case "${c%%_*}" ;;
+    *) ktap_run "${c/ /_}" bench_case $c ;;
+    esac
     check_qperf_server
 done
 ktap_finish
