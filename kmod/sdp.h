@@ -18,12 +18,18 @@
 
 #include "sdp_stats.h"
 
-/* One buffer of the receive or the send ring, DMA-mapped for its life. */
+/*
+ * One buffer of the receive or the send ring, DMA-mapped while it is in
+ * the ring.  A receive buffer's pages may leave for the receive queue
+ * (sdp_rx.c), and new ones take their place.
+ */
 struct sdp_buf {
+	struct page	*page;
 	void		*data;
 	u64		dma;
 	struct ib_cqe	cqe;
 	u32		len;	/* send: bytes posted */
+	u32		seq;	/* send: sdp_sock.tx_head when posted */
 };
 
 /**
@@ -294,6 +300,11 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
 
 /* sdp_conn.c */
+unsigned int sdp_buf_truesize(void);
+int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
+		  enum dma_data_direction dir);
+void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
+		   enum dma_data_direction dir);
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn);
 void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);

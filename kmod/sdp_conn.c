@@ -15,6 +15,50 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 	pr_warn_ratelimited("sdp: QP event %s\n", ib_event_msg(event->event));
 }
 
+/* The pages of one ring buffer: sdp_rx_buf_size bytes. */
+static unsigned int sdp_buf_order(void)
+{
+	return get_order(sdp_rx_buf_size);
+}
+
+unsigned int sdp_buf_truesize(void)
+{
+	return PAGE_SIZE << sdp_buf_order();
+}
+
+/*
+ * Gives @buf new pages, mapped for @dev in direction @dir.  Pages rather
+ * than kmalloc() memory, so a receive buffer can move to an skb as it is.
+ */
+int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
+		  enum dma_data_direction dir)
+{
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN,
+					sdp_buf_order());
+	u64 dma;
+
+	if (!page)
+		return -ENOMEM;
+	dma = ib_dma_map_page(dev, page, 0, sdp_rx_buf_size, dir);
+	if (ib_dma_mapping_error(dev, dma)) {
+		__free_pages(page, sdp_buf_order());
+		return -ENOMEM;
+	}
+	buf->page = page;
+	buf->data = page_address(page);
+	buf->dma = dma;
+	return 0;
+}
+
+/* Unmaps @buf's pages; the caller takes over its reference on them. */
+void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
+		   enum dma_data_direction dir)
+{
+	ib_dma_unmap_page(dev, buf->dma, sdp_rx_buf_size, dir);
+	buf->page = NULL;
+	buf->data = NULL;
+}
+
 static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 			  unsigned int n, enum dma_data_direction dir)
 {
@@ -22,9 +66,11 @@ static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 
 	if (!ring)
 		return;
-	for (i = 0; i < n && ring[i].data; i++) {
-		ib_dma_unmap_single(dev, ring[i].dma, sdp_rx_buf_size, dir);
-		kfree(ring[i].data);
+	for (i = 0; i < n && ring[i].page; i++) {
+		struct page *page = ring[i].page;
+
+		sdp_buf_unmap(dev, &ring[i], dir);
+		put_page(page);
 	}
 	kfree(ring);
 }
@@ -40,22 +86,13 @@ static struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
 	if (!ring)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		void *data = kmalloc(sdp_rx_buf_size, GFP_KERNEL);
-
-		if (!data)
-			goto err;
-		ring[i].dma = ib_dma_map_single(dev, data, sdp_rx_buf_size, dir);
-		if (ib_dma_mapping_error(dev, ring[i].dma)) {
-			kfree(data);
-			goto err;
+		if (sdp_buf_alloc(dev, &ring[i], dir)) {
+			sdp_ring_free(dev, ring, n, dir);
+			return NULL;
 		}
-		ring[i].data = data;
 		ring[i].cqe.done = done;
 	}
 	return ring;
-err:
-	sdp_ring_free(dev, ring, n, dir);
-	return NULL;
 }
 
 static void sdp_teardown_work(struct work_struct *work);
@@ -160,12 +197,35 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 }
 
 /*
+ * As TCP's buffer autotuning grows the buffers of a socket whose program
+ * did not size them: room for the whole receive (send) ring, twice over
+ * for the bookkeeping, within tcp_rmem[2] (tcp_wmem[2]).
+ */
+static void sdp_conn_size_buffers(struct sock *sk)
+{
+	const struct net *net = sock_net(sk);
+	int rx = 2 * sdp_rx_ring_size * sdp_rx_buf_size;
+	int tx = 2 * sdp_tx_ring_size * sdp_rx_buf_size;
+
+	if (!(sk->sk_userlocks & SOCK_RCVBUF_LOCK)) {
+		rx = min(rx, READ_ONCE(net->ipv4.sysctl_tcp_rmem[2]));
+		WRITE_ONCE(sk->sk_rcvbuf, max(sk->sk_rcvbuf, rx));
+	}
+	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK)) {
+		tx = min(tx, READ_ONCE(net->ipv4.sysctl_tcp_wmem[2]));
+		WRITE_ONCE(sk->sk_sndbuf, max(sk->sk_sndbuf, tx));
+	}
+}
+
+/*
  * The connection is up: the peer's Hello or HelloAck gave the credits we
  * start with and the largest message it takes.  Socket lock held.
  */
 void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
+
+	sdp_conn_size_buffers(sk);
 
 	ssk->peer_rcv_size = min(peer_rcv_size, sdp_rx_buf_size);
 	ssk->tx_credits = peer_bufs;

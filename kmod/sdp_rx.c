@@ -17,8 +17,12 @@
 #include "sdp.h"
 #include "sdp_wire.h"
 
-/* Buffers posted whatever the receive space: a peer needs two to send. */
-#define SDP_RX_MIN_POSTED	2
+/*
+ * Buffers posted whatever the receive space, once the receive queue is
+ * empty: a peer needs two credits to send data, and a third keeps credit
+ * updates from answering each other (sdp_credit_update_due()).
+ */
+#define SDP_RX_MIN_POSTED	3
 
 int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
 {
@@ -48,7 +52,8 @@ static bool sdp_rx_has_room(struct sock *sk)
 	if (ssk->rx_posted < SDP_RX_MIN_POSTED && !ssk->rx_queued)
 		return true;
 	return atomic_read(&sk->sk_rmem_alloc) +
-	       (ssk->rx_posted + 1) * sdp_rx_buf_size <= READ_ONCE(sk->sk_rcvbuf);
+	       (ssk->rx_posted + 1) * sdp_buf_truesize() <=
+	       READ_ONCE(sk->sk_rcvbuf);
 }
 
 /* Reposts the buffers that wait for receive space, as far as it allows. */
@@ -86,10 +91,58 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
 	return NULL;
 }
 
-static void sdp_rx_data(struct sock *sk, const void *payload, u32 len)
+/*
+ * Payload of at least this much moves to the receive queue in the pages
+ * it arrived in, and the ring buffer gets new ones: a copy saved.  Less
+ * is copied, so a short message does not hold a whole buffer.
+ */
+static u32 sdp_rx_copybreak(void)
+{
+	return sdp_rx_buf_size / 2;
+}
+
+/* An skb with @rx's pages as its payload; @rx gets new pages. */
+static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
+					 struct sdp_buf *rx, u32 len)
+{
+	struct ib_device *dev = conn->id->device;
+	struct sdp_buf old = *rx;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(0, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	if (sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	skb_add_rx_frag(skb, 0, old.page, sizeof(struct sdp_bsdh), len,
+			sdp_buf_truesize());
+	sdp_buf_unmap(dev, &old, DMA_FROM_DEVICE);
+	return skb;
+}
+
+/* A copy of @len bytes of payload at @payload. */
+static struct sk_buff *sdp_rx_copy(const void *payload, u32 len)
 {
 	struct sk_buff *skb;
 	int err;
+
+	skb = alloc_skb_with_frags(0, len, 0, &err, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb->data_len = len;
+	skb->len = len;
+	skb_store_bits(skb, 0, payload, len);
+	return skb;
+}
+
+/* Queues the @len bytes of payload that arrived in @rx for the reader. */
+static void sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
+			struct sdp_buf *rx, u32 len)
+{
+	const void *payload = rx->data + sizeof(struct sdp_bsdh);
+	struct sk_buff *skb = NULL;
 
 	if (sock_flag(sk, SOCK_DEAD)) {
 		/* As TCP resets when data reaches a closed socket. */
@@ -97,15 +150,15 @@ static void sdp_rx_data(struct sock *sk, const void *payload, u32 len)
 			  "data after close");
 		return;
 	}
-	skb = alloc_skb_with_frags(0, len, 0, &err, GFP_KERNEL);
+	if (len >= sdp_rx_copybreak())
+		skb = sdp_rx_take_pages(conn, rx, len);
+	if (!skb)
+		skb = sdp_rx_copy(payload, len);
 	if (!skb) {
 		sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
 			  "no memory for received data");
 		return;
 	}
-	skb->data_len = len;
-	skb->len = len;
-	skb_store_bits(skb, 0, payload, len);
 	SDP_SKB_CB(skb)->offset = 0;
 	skb_set_owner_r(skb, sk);
 	__skb_queue_tail(&sk->sk_receive_queue, skb);
@@ -141,7 +194,7 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	switch (bsdh->mid) {
 	case SDP_MID_DATA:
 		if (byte_len > sizeof(*bsdh))
-			sdp_rx_data(sk, bsdh + 1, byte_len - sizeof(*bsdh));
+			sdp_rx_data(sk, conn, rx, byte_len - sizeof(*bsdh));
 		break;
 	case SDP_MID_DISCONN:
 		if (byte_len != sizeof(*bsdh)) {

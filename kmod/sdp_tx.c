@@ -39,14 +39,33 @@ static u32 sdp_tx_payload_max(const struct sdp_sock *ssk)
 	return ssk->user_mss ? min_t(u32, max, ssk->user_mss) : max;
 }
 
+/* At most this many sends in a row go without a completion. */
+#define SDP_TX_SIGNAL_EVERY	8
+
+/*
+ * Whether the send of @len bytes about to be posted asks for a completion.
+ * One completion frees its slot and every one before it, so most sends
+ * of a stream go without; but the last one a sender posts before it stops
+ * (@more false) or may have to wait for a slot or send-buffer space must
+ * ask, or nothing would free them.
+ */
+static bool sdp_tx_signal(const struct sock *sk, u32 len, bool more)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	return !more || (ssk->tx_head + 1) % SDP_TX_SIGNAL_EVERY == 0 ||
+	       ssk->tx_head + 1 - ssk->tx_tail >= sdp_tx_ring_size ||
+	       sk->sk_wmem_queued + len >= READ_ONCE(sk->sk_sndbuf);
+}
+
 /*
  * Posts the message whose payload (@payload bytes) is already in the next
- * send slot.  Every message tells the peer our posted buffers and the
- * last message we received.  Socket lock held; the caller checked for a
- * credit and a slot.
+ * send slot; @more: the caller posts another right after.  Every message
+ * tells the peer our posted buffers and the last message we received.
+ * Socket lock held; the caller checked for a credit and a slot.
  */
 static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
-		    u32 payload)
+		    u32 payload, bool more)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_buf *tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
@@ -57,11 +76,13 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
 	};
 	int ret;
 
 	tx->len = sizeof(*bsdh) + payload;
+	tx->seq = ssk->tx_head;
+	if (sdp_tx_signal(sk, tx->len, more))
+		wr.send_flags = IB_SEND_SIGNALED;
 	bsdh->mid = mid;
 	bsdh->flags = 0;
 	bsdh->bufs = htons(ssk->rx_posted);
@@ -93,13 +114,19 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	return 0;
 }
 
-/* The peer's view of our posted buffers has fallen well behind. */
+/*
+ * The peer's view of our posted buffers has fallen well behind: it cannot
+ * send data (it keeps its last credit), or it sees less than 2/3 of them.
+ * A credit update consumes one of the peer's buffers, and the peer's own
+ * update one of ours: with fewer than three posted on both sides each
+ * update would call for the next one; three are always posted (sdp_rx.c).
+ */
 static bool sdp_credit_update_due(const struct sdp_sock *ssk)
 {
 	u32 peer_view = ssk->rx_adv - ssk->rx_since_adv;
 
 	return ssk->rx_posted > peer_view &&
-	       (peer_view <= 2 || peer_view * 3 < ssk->rx_posted * 2);
+	       (peer_view < 2 || peer_view * 3 < ssk->rx_posted * 2);
 }
 
 /*
@@ -116,14 +143,14 @@ void sdp_tx_control(struct sock *sk)
 		return;
 
 	if (ssk->disconn_pending && ssk->tx_credits >= 2) {
-		if (!sdp_post(sk, conn, SDP_MID_DISCONN, 0)) {
+		if (!sdp_post(sk, conn, SDP_MID_DISCONN, 0, false)) {
 			ssk->disconn_pending = false;
 			ssk->disconn_sent = true;
 		}
 		return;
 	}
 	if (ssk->tx_credits >= 1 && sdp_credit_update_due(ssk) &&
-	    !sdp_post(sk, conn, SDP_MID_DATA, 0))
+	    !sdp_post(sk, conn, SDP_MID_DATA, 0, false))
 		sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 }
 
@@ -139,10 +166,18 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		release_sock(sk);
 		return;
 	}
-	/* An RC QP completes its sends in the order they were posted. */
-	ssk->tx_tail++;
+	/*
+	 * An RC QP completes its sends in the order they were posted: this
+	 * one, and those before it that asked for no completion, are done.
+	 */
+	while ((s32)(tx->seq - ssk->tx_tail) >= 0) {
+		struct sdp_buf *done;
+
+		done = &conn->tx_ring[ssk->tx_tail % sdp_tx_ring_size];
+		sk_wmem_queued_add(sk, -(int)done->len);
+		ssk->tx_tail++;
+	}
 	ssk->tx_stamp = jiffies;
-	sk_wmem_queued_add(sk, -(int)tx->len);
 	if (sdp_wc_failed(sk, wc)) {
 		release_sock(sk);
 		return;
@@ -251,7 +286,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		if (!copy_from_iter_full(tx->data + sizeof(struct sdp_bsdh),
 					 chunk, &msg->msg_iter))
 			break;
-		err = sdp_post(sk, conn, SDP_MID_DATA, chunk);
+		err = sdp_post(sk, conn, SDP_MID_DATA, chunk,
+			       msg_data_left(msg) > 0);
 		if (err) {
 			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
 				  "cannot post a send");
