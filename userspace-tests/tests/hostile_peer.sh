@@ -15,6 +15,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
 HOSTILE=${SDP_HOSTILE:-$here/../build/tools/sdp_hostile}
 SDP_PAIR=${SDP_PAIR:-$here/../build/tools/sdp_pair}
@@ -25,24 +26,6 @@ COUNTERS=(AbortOnProtocolError AbortOnTransportError BadHellos)
 stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdpstats; }
 counters() { local c; for c in "${COUNTERS[@]}"; do echo -n "$c=$(stat "$c") "; done; }
 sdp_log() { dmesg | grep -E "$LOG_RE" || true; }
-# the QPs and CM ids of every device, and the SDP sockets: "QPS CM_IDS SOCKETS"
-rdma_counts() {
-    echo "$(rdma resource show qp | grep -c .) $(rdma resource show cm_id | grep -c .)" \
-         "$(($(wc -l </proc/net/sdp) - 1))"
-}
-
-# no_leak "QPS CM_IDS SOCKETS": waits (bounded: teardown is asynchronous)
-# until the counts are back there
-no_leak() {
-    local now _
-    for _ in $(seq 50); do
-        now=$(rdma_counts)
-        [[ $now == "$1" ]] && return 0
-        sleep 0.2
-    done
-    rdma resource show qp; rdma resource show cm_id; cat /proc/net/sdp
-    echo "QPs, CM ids and SDP sockets: $now, before: $1"; return 1
-}
 
 # hostile CASE PORT COUNTER REASON [concurrent]: runs one malformed case;
 # REASON (a regex, or empty) is what the log line must say.  With
@@ -51,7 +34,7 @@ hostile() {
     local case=$1 port=$2 counter=$3 reason=$4 concurrent=${5:-} out rdma0 logs0 c l new peer want
     local -A c0
     sleep 1    # the log lines are rate-limited: 10 per 5 s at each call site
-    rdma0=$(rdma_counts)
+    rdma0=$(sdp_resources)
     for c in "${COUNTERS[@]}"; do c0[$c]=$(stat "$c"); done
     logs0=$(sdp_log | wc -l)
     out=$(timeout -k 5 150 "$HOSTILE" -c "$case" -p "$port") || { echo "$out"; return 1; }
@@ -70,13 +53,13 @@ hostile() {
         [[ $c == "$counter" ]] && want=$((want + 1))
         [[ $(stat "$c") -eq $want ]] || { echo "$c is $(stat "$c"), want $want"; return 1; }
     done
-    [[ -n $concurrent ]] || no_leak "$rdma0"
+    [[ -n $concurrent ]] || sdp_wait_resources "$rdma0"
 }
 
 # the control: valid messages are read, the close is orderly, nothing logged
 good() {
     local port=$1 out rdma0 logs0 counters0 closes0 _
-    rdma0=$(rdma_counts)
+    rdma0=$(sdp_resources)
     counters0=$(counters)
     closes0=$(stat OrderlyCloses)
     logs0=$(sdp_log | wc -l)
@@ -90,7 +73,7 @@ good() {
     done
     [[ $(stat OrderlyCloses) -eq $((closes0 + 1)) ]] ||
         { echo "OrderlyCloses is $(stat OrderlyCloses), want $((closes0 + 1))"; return 1; }
-    no_leak "$rdma0"
+    sdp_wait_resources "$rdma0"
 }
 
 # CASE PORT COUNTER REASON: the malformed cases (REASON: sdp_rx.c, sdp_cm.c)
@@ -112,7 +95,7 @@ MALFORMED=(
 healthy_connection_carries_on() {
     local dir rdma0 pid i m case port counter reason rc bad=0
     dir=$(mktemp -d)
-    rdma0=$(rdma_counts)
+    rdma0=$(sdp_resources)
     (
         i=0
         while [[ ! -e $dir/stop ]]; do    # ports 19590-19599 in turn
@@ -141,7 +124,7 @@ healthy_connection_carries_on() {
         cat "$dir"/pair.*; echo "a healthy transfer failed"; bad=1
     fi
     rm -rf "$dir"
-    ((!bad)) && no_leak "$rdma0"
+    ((!bad)) && sdp_wait_resources "$rdma0"
 }
 
 [[ -x $HOSTILE && -x $SDP_PAIR ]] || { echo "no $HOSTILE or $SDP_PAIR: make userspace" >&2; exit 1; }

@@ -12,32 +12,17 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
 MANY=${SDP_MANY:-$here/../build/tools/sdp_many}
 CONNS=${SDP_SCALE_CONNS:-200}
 BYTES=${SDP_SCALE_BYTES:-32768}
 
-# What must come back after the connections close: the RDMA objects of
-# every device (pd, cq, qp, cm_id, mr counts) and the number of SDP sockets.
-baseline() { rdma resource show; echo "sdp sockets: $(($(wc -l </proc/net/sdp) - 1))"; }
-
-# no_leak BASELINE: waits (bounded: teardown is asynchronous) until the
-# baseline is back
-no_leak() {
-    local now _
-    for _ in $(seq 150); do
-        now=$(baseline)
-        [[ $now == "$1" ]] && return 0
-        sleep 0.2
-    done
-    echo "before:"; echo "$1"; echo "now:"; echo "$now"; return 1
-}
-
 # many [sdp_many options]: CONNS connections, BYTES each way, no leak after
 many() {
     local base
-    base=$(baseline)
+    base=$(sdp_resources)
     timeout -k 5 240 "$MANY" -n "$CONNS" -s "$BYTES" "$@"
-    no_leak "$base"
+    sdp_wait_resources "$base"
 }
 
 ktap_plan 2
