@@ -24,10 +24,10 @@ static int sdp_socket(void)
 }
 
 /*
- * build/tools/sdp_pair -q, and bed/net-setup (its output kept in a log),
- * found from this program's build/selftests/.
+ * build/tools/sdp_pair -q (with a time limit), and bed/net-setup (its
+ * output kept in a log), found from this program's build/selftests/.
  */
-static char sdp_pair_cmd[PATH_MAX + 32];
+static char sdp_pair_cmd[PATH_MAX + 64];
 static char net_setup_cmd[2 * PATH_MAX + 64];
 
 static void find_sdp_pair(void)
@@ -39,7 +39,7 @@ static void find_sdp_pair(void)
 	self[n > 0 ? n : 0] = 0;
 	dir = dirname(self);
 	snprintf(sdp_pair_cmd, sizeof(sdp_pair_cmd),
-		 "%s/../tools/sdp_pair -q -s 65536", dir);
+		 "timeout 20 %s/../tools/sdp_pair -q -s 65536", dir);
 	snprintf(net_setup_cmd, sizeof(net_setup_cmd),
 		 "%s/../../userspace-tests/bed/net-setup >/tmp/sdp-net-setup.log 2>&1 || "
 		 "{ cat /tmp/sdp-net-setup.log; false; }", dir);
@@ -56,7 +56,9 @@ static int run(const char *cmd)
  * Brings the bed back after a test took a link down or deleted an rxe
  * device: net-setup again (it is idempotent: links up, the addresses,
  * routes, rules and devices that went missing made anew), then a
- * connection must go through.
+ * connection must go through.  If none does, the rxe devices are made
+ * anew: Soft-RoCE does not always come back from a link flap (said on
+ * stderr, so that the log shows how often).
  */
 static int restore_bed(void)
 {
@@ -65,11 +67,13 @@ static int restore_bed(void)
 	if (!sdp_pair_cmd[0])
 		find_sdp_pair();
 	for (i = 0; i < 3; i++) {
-		if (run(net_setup_cmd))
-			continue;
-		if (!run(sdp_pair_cmd))
+		if (i) {
+			fprintf(stderr, "restore_bed: no connection after net-setup; "
+				"the rxe devices are made anew\n");
+			run("rdma link delete rxeA; rdma link delete rxeB");
+		}
+		if (!run(net_setup_cmd) && !run(sdp_pair_cmd))
 			return 0;
-		sleep(1);
 	}
 	return -1;
 }
