@@ -49,6 +49,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_opts \
 	 $(BUILD)/selftests/stream_misc \
 	 $(BUILD)/selftests/faults \
+	 $(BUILD)/selftests/faults_link \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
 	 userspace-tests/tests/hostile_peer.sh \

@@ -143,6 +143,15 @@ struct sdp_conn {
  * connection is torn down.  Every path that frees a connection first
  * destroys its CM id, which waits for the running handler, and drains
  * its QP, which waits for the completion handlers.
+ *
+ * Device removal: the CM delivers DEVICE_REMOVAL to every CM id on the
+ * device and waits until each is destroyed before the device goes.  The
+ * handler frees a connection that is still the socket's (QP drained,
+ * verbs objects freed) and returns 1, so the CM destroys the id; one
+ * whose teardown has begun is left to the teardown, which must then not
+ * wait for a DISCONNECTED event: none comes after DEVICE_REMOVAL.  The
+ * module has no ib_client: each connection's verbs objects live on its
+ * CM id's device, so the CM's event reaches all of them.
  */
 struct sdp_sock {
 	struct inet_sock	isk;

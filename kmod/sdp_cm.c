@@ -128,8 +128,8 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 }
 
 /*
- * The peer disconnected, is unreachable, or the device is going away: tear
- * the connection down, letting what already arrived be read.  An
+ * The peer disconnected or is unreachable: tear the connection down,
+ * letting what already arrived be read.  An
  * unreachable peer is a timeout; the teardown tells a reset from an
  * orderly end otherwise.
  */
@@ -148,6 +148,47 @@ static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id,
 	}
 	release_sock(sk);
 	return 0;
+}
+
+/*
+ * The RDMA device under @id is going away, and the CM waits for every id
+ * on it before it goes.  Nothing more comes for this id, not even
+ * DISCONNECTED, so the connection is reset and freed here, CM id included
+ * (the return of 1 destroys it), not by the teardown work.  What arrived
+ * before can still be read.  The DREQ tells the peer now, rather than
+ * when its sends time out.  A connection whose teardown has begun belongs
+ * to the teardown, which destroys the id soon.
+ */
+static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
+{
+	struct sdp_conn *conn = NULL;
+
+	lock_sock(sk);
+	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
+		conn = sdp_conn_take(sk);
+	if (conn) {
+		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
+		trace_sdp_close(sk);
+		sdp_sk(sk)->tx_credits = 0;
+		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
+		if (!sk->sk_err)
+			sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ?
+				     EPIPE : ECONNRESET;
+		sk->sk_shutdown = SHUTDOWN_MASK;
+		sk->sk_state = TCP_CLOSE;
+		sk_error_report(sk);
+		sk->sk_state_change(sk);
+	}
+	release_sock(sk);
+
+	if (!conn)
+		return 0;
+	cancel_delayed_work_sync(&conn->teardown);
+	cancel_delayed_work_sync(&conn->watchdog);
+	rdma_disconnect(id);
+	sdp_conn_free_verbs(conn);
+	sdp_conn_free(conn);
+	return 1;
 }
 
 /* A passive child that never got established, or whose listener is gone. */
@@ -405,6 +446,9 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		/* A child that was never established was never accepted. */
 		if (sdp_sk(sk)->parent && sk->sk_state == TCP_SYN_RECV)
 			return sdp_child_abort(sk);
+		if (sdp_connected(sk) &&
+		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			return sdp_cm_device_removal(sk, id);
 		if (sdp_connected(sk))
 			return sdp_cm_disconnected(sk, id, ev->event);
 		return sdp_cm_fail(sk, id, sdp_cm_error(ev->event, ev->status));

@@ -23,17 +23,26 @@ static int sdp_socket(void)
 	return socket(AF_INET_SDP, SOCK_STREAM, 0);
 }
 
-/* build/tools/sdp_pair -q, found from this program's build/selftests/. */
-static char sdp_pair_cmd[PATH_MAX + 32];
+/*
+ * build/tools/sdp_pair -q (with a time limit), and bed/net-setup (its
+ * output kept in a log), found from this program's build/selftests/.
+ */
+static char sdp_pair_cmd[PATH_MAX + 64];
+static char net_setup_cmd[2 * PATH_MAX + 64];
 
 static void find_sdp_pair(void)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *dir;
 
 	self[n > 0 ? n : 0] = 0;
+	dir = dirname(self);
 	snprintf(sdp_pair_cmd, sizeof(sdp_pair_cmd),
-		 "%s/../tools/sdp_pair -q -s 65536", dirname(self));
+		 "timeout 20 %s/../tools/sdp_pair -q -s 65536", dir);
+	snprintf(net_setup_cmd, sizeof(net_setup_cmd),
+		 "%s/../../userspace-tests/bed/net-setup >/tmp/sdp-net-setup.log 2>&1 || "
+		 "{ cat /tmp/sdp-net-setup.log; false; }", dir);
 }
 
 static int run(const char *cmd)
@@ -43,32 +52,28 @@ static int run(const char *cmd)
 	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
 }
 
-/* Brings the bed back: both links up, both rxe devices there and ACTIVE. */
+/*
+ * Brings the bed back after a test took a link down or deleted an rxe
+ * device: net-setup again (it is idempotent: links up, the addresses,
+ * routes, rules and devices that went missing made anew), then a
+ * connection must go through.  If none does, the rxe devices are made
+ * anew: Soft-RoCE does not always come back from a link flap (said on
+ * stderr, so that the log shows how often).
+ */
 static int restore_bed(void)
 {
 	int i;
 
-	run("ip link set va up; ip link set vb up; ip neigh flush dev va; "
-	    "ip neigh flush dev vb; ip -6 neigh flush dev va; ip -6 neigh flush dev vb");
-	run("rdma link show rxeA/1 >/dev/null 2>&1 || rdma link add rxeA type rxe netdev va");
-	run("rdma link show rxeB/1 >/dev/null 2>&1 || rdma link add rxeB type rxe netdev vb");
-	for (i = 0; i < 300; i++) {
-		if (!run("rdma link show rxeA/1 | grep -q 'state ACTIVE' && "
-			 "rdma link show rxeB/1 | grep -q 'state ACTIVE'"))
-			break;
-		usleep(100000);
-	}
-	/*
-	 * Up again once a connection goes through.  Soft-RoCE does not always
-	 * come back from a link flap: then the devices are made anew.
-	 */
-	for (i = 0; i < 6; i++) {
-		if (!run(sdp_pair_cmd))
+	if (!sdp_pair_cmd[0])
+		find_sdp_pair();
+	for (i = 0; i < 3; i++) {
+		if (i) {
+			fprintf(stderr, "restore_bed: no connection after net-setup; "
+				"the rxe devices are made anew\n");
+			run("rdma link delete rxeA; rdma link delete rxeB");
+		}
+		if (!run(net_setup_cmd) && !run(sdp_pair_cmd))
 			return 0;
-		if (i == 2)
-			run("rdma link delete rxeA; rdma link delete rxeB; "
-			    "rdma link add rxeA type rxe netdev va; "
-			    "rdma link add rxeB type rxe netdev vb; sleep 1");
 	}
 	return -1;
 }
