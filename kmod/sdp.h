@@ -148,8 +148,9 @@ struct sdp_conn {
  * device and waits until each is destroyed before the device goes.  The
  * handler frees a connection that is still the socket's (QP drained,
  * verbs objects freed) and returns 1, so the CM destroys the id; one
- * whose teardown has begun is left to the teardown, which must then not
- * wait for a DISCONNECTED event: none comes after DEVICE_REMOVAL.  The
+ * whose teardown has begun is left to the teardown, whose wait for the
+ * DREP (@cm_disconnected of struct sdp_conn) the handler ends: nothing
+ * comes after DEVICE_REMOVAL.  The
  * module has no ib_client: each connection's verbs objects live on its
  * CM id's device, so the CM's event reaches all of them.
  */

@@ -164,8 +164,11 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 	struct sdp_conn *conn = NULL;
 
 	lock_sock(sk);
-	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
+	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
+		/* A teardown under way waits for no DREP now. */
+		complete(&sdp_sk(sk)->conn->cm_disconnected);
 		conn = sdp_conn_take(sk);
+	}
 	if (conn) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
 		trace_sdp_close(sk);
