@@ -370,6 +370,20 @@ static void sdp_teardown_work(struct work_struct *work)
 
 	rdma_disconnect(conn->id);
 	sdp_conn_drain(conn);
+
+	/*
+	 * All that arrived is in: unless both DisConns went through, this is
+	 * a reset, which the socket's users learn now, not after the DREP.
+	 */
+	lock_sock(sk);
+	if (!(ssk->disconn_sent && ssk->disconn_rcvd) && !sk->sk_err &&
+	    sk->sk_state != TCP_CLOSE) {
+		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
+		sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET;
+		sk_error_report(sk);
+	}
+	release_sock(sk);
+
 	/* Only an established CM id sends a DREQ; others have nothing to wait for. */
 	if (conn->established)
 		wait_for_completion_timeout(&conn->cm_disconnected,
@@ -384,16 +398,10 @@ static void sdp_teardown_work(struct work_struct *work)
 		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
 		if (conn->deadline && time_after_eq(jiffies, conn->deadline))
 			sdp_stat_inc(sock_net(sk), SDP_MIB_ABORT_TIMEOUT);
-		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
-		if (!sk->sk_err && sk->sk_state != TCP_CLOSE)
-			sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ?
-				     EPIPE : ECONNRESET;
 	}
 	trace_sdp_close(sk);
 	sk->sk_shutdown = SHUTDOWN_MASK;
 	sk->sk_state = TCP_CLOSE;
-	if (sk->sk_err)
-		sk_error_report(sk);
 	sk->sk_state_change(sk);
 	release_sock(sk);
 

@@ -256,9 +256,20 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		size_t chunk;
 
 		err = -EPIPE;
-		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) || !conn ||
-		    conn->dying)
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) || !conn)
 			break;
+		if (conn->dying) {
+			/* Reset or orderly end: the teardown tells which soon. */
+			err = -EAGAIN;
+			if (!timeo)
+				break;
+			err = sock_intr_errno(timeo);
+			if (signal_pending(current))
+				break;
+			sk_wait_event(sk, &timeo, sk->sk_err || !ssk->conn,
+				      &wait);
+			continue;
+		}
 
 		if (!sdp_writable(sk)) {
 			if (ssk->tx_credits <= 1) {
