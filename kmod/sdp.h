@@ -342,6 +342,8 @@ void sdp_tx_control(struct sock *sk);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 
 /* sdp_close.c */
+void sdp_set_reset(struct sock *sk);
+void sdp_set_closed(struct sock *sk);
 int sdp_shutdown(struct socket *sock, int how);
 void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);

@@ -13,6 +13,28 @@
 #include "sdp.h"
 #include "sdp_trace.h"
 
+/*
+ * The connection was reset: as tcp_reset(), its users see ECONNRESET, or
+ * EPIPE in CLOSE_WAIT, unless an error came first.  Socket lock held.
+ */
+void sdp_set_reset(struct sock *sk)
+{
+	if (sk->sk_err || sk->sk_state == TCP_CLOSE)
+		return;
+	sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET;
+	sk_error_report(sk);
+}
+
+/* The connection is gone: the socket is closed.  Socket lock held. */
+void sdp_set_closed(struct sock *sk)
+{
+	trace_sdp_close(sk);
+	sdp_sk(sk)->tx_credits = 0;
+	sk->sk_shutdown = SHUTDOWN_MASK;
+	sk->sk_state = TCP_CLOSE;
+	sk->sk_state_change(sk);
+}
+
 /* Orderly close: our side is done sending.  Socket lock held. */
 void sdp_send_shutdown(struct sock *sk)
 {

@@ -171,16 +171,8 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 	}
 	if (conn) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_RESETS);
-		trace_sdp_close(sk);
-		sdp_sk(sk)->tx_credits = 0;
-		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
-		if (!sk->sk_err)
-			sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ?
-				     EPIPE : ECONNRESET;
-		sk->sk_shutdown = SHUTDOWN_MASK;
-		sk->sk_state = TCP_CLOSE;
-		sk_error_report(sk);
-		sk->sk_state_change(sk);
+		sdp_set_reset(sk);
+		sdp_set_closed(sk);
 	}
 	release_sock(sk);
 

@@ -8,7 +8,6 @@
 
 #include "sdp.h"
 #include "sdp_wire.h"
-#include "sdp_trace.h"
 
 static void sdp_qp_event(struct ib_event *event, void *context)
 {
@@ -376,12 +375,8 @@ static void sdp_teardown_work(struct work_struct *work)
 	 * a reset, which the socket's users learn now, not after the DREP.
 	 */
 	lock_sock(sk);
-	if (!(ssk->disconn_sent && ssk->disconn_rcvd) && !sk->sk_err &&
-	    sk->sk_state != TCP_CLOSE) {
-		/* As tcp_reset(): a reset in CLOSE_WAIT is a broken pipe. */
-		sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET;
-		sk_error_report(sk);
-	}
+	if (!(ssk->disconn_sent && ssk->disconn_rcvd))
+		sdp_set_reset(sk);
 	release_sock(sk);
 
 	/* Only an established CM id sends a DREQ; others have nothing to wait for. */
@@ -391,7 +386,6 @@ static void sdp_teardown_work(struct work_struct *work)
 
 	lock_sock(sk);
 	ssk->conn = NULL;
-	ssk->tx_credits = 0;
 	if (ssk->disconn_sent && ssk->disconn_rcvd) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_ORDERLY_CLOSES);
 	} else {
@@ -399,10 +393,7 @@ static void sdp_teardown_work(struct work_struct *work)
 		if (conn->deadline && time_after_eq(jiffies, conn->deadline))
 			sdp_stat_inc(sock_net(sk), SDP_MIB_ABORT_TIMEOUT);
 	}
-	trace_sdp_close(sk);
-	sk->sk_shutdown = SHUTDOWN_MASK;
-	sk->sk_state = TCP_CLOSE;
-	sk->sk_state_change(sk);
+	sdp_set_closed(sk);
 	release_sock(sk);
 
 	__sdp_conn_destroy(conn);
