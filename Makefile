@@ -9,7 +9,7 @@
 #   make shell    an interactive shell in the test bed
 #   make bench    deps, DKMS install, qperf/rstream figures from the bed
 #                 (a table and a plot; see userspace-tests/bench/run-bench)
-#   make read-sock-test  the read_sock test module (part of `make userspace`)
+#   make read-sock-test  the in-kernel test modules (part of `make userspace`)
 #
 # KVER defaults to the newest installed Debian 6.1 kernel (the bed's).
 
@@ -57,6 +57,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/observability.sh \
 	 $(BUILD)/selftests/listen_backlog \
 	 userspace-tests/tests/scale.sh \
+	 userspace-tests/tests/reuseport.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 .PHONY: all deps modules lint install uninstall userspace check demo shell clean \
@@ -133,9 +134,9 @@ shell: deps install userspace
 bench: deps install userspace
 	@$(TOP)/userspace-tests/bench/run-bench
 
-# The read_sock test module: a copy of its folder under build/, built for
-# the bed's kernel with W=1 and sparse, and never installed (the test
-# insmods it from there).
+# The in-kernel test modules (read_sock.sh, reuseport.sh): a copy of their
+# folder under build/, built for the bed's kernel with W=1 and sparse, and
+# never installed (the tests insmod them from there).
 RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-read-sock/Kbuild
 RST_DIR := $(BUILD)/kmod-read-sock
 read-sock-test: $(RST_DIR)/sdp_read_sock_test.ko
@@ -145,7 +146,7 @@ $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/
 	@cp $(RST_SRC) $(RST_DIR)/
 	@$(MAKE) -C $(KDIR) M=$(RST_DIR) SDP_INCLUDE=$(TOP)/kmod/include C=1 W=1 modules \
 		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
-	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $@; exit 1; fi
+	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $(RST_DIR)/*.ko; exit 1; fi
 	@echo "read-sock-test: $@"
 
 clean:
