@@ -17,3 +17,25 @@ sdp_wait_resources() {
     done
     echo "before:"; echo "$1"; echo "now:"; echo "$now"; cat /proc/net/sdp; return 1
 }
+
+# Active objects of the SDP socket cache.
+sdp_socks() { awk '$1 == "SDP" { print $2; f = 1 } END { if (!f) print 0 }' /proc/slabinfo; }
+
+# sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
+# module and waits (bounded: closed connections are torn down from a work
+# item) until the caller's sdp_sockets_left says 0 and no SDP socket is
+# allocated beyond SOCKS_BEFORE.
+sdp_test_module_unloads() {
+    local mod=$1 dbg=$2 socks0=$3 n s _
+    rmmod "$mod"
+    ! grep -q "^$mod " /proc/modules || { echo "still loaded after rmmod"; return 1; }
+    [[ ! -e $dbg ]] || { echo "$dbg is still there"; return 1; }
+    for _ in $(seq 50); do
+        n=$(sdp_sockets_left) s=$(sdp_socks)
+        ((n == 0 && s <= socks0)) && break
+        sleep 0.2
+    done
+    echo "SDP sockets allocated: $socks0 before the test, $s after"
+    ((n == 0)) || { cat /proc/net/sdp; echo "$n SDP sockets left on the test's ports"; return 1; }
+    ((s <= socks0)) || { echo "$((s - socks0)) SDP sockets leaked"; return 1; }
+}

@@ -12,6 +12,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
 KO=${SDP_REUSEPORT_KO:-$here/../build/kmod-read-sock/sdp_reuseport_test.ko}
 DBG=/sys/kernel/debug/sdp_reuseport_test
@@ -130,24 +131,9 @@ close_both() {
 # SDP sockets on the test's port, from /proc/net/sdp
 sdp_sockets_left() { grep -c ":$(printf '%04X' "$PORT") " /proc/net/sdp || true; }
 
-# active objects of the SDP socket cache
-sdp_socks() { awk '$1 == "SDP" { print $2; f = 1 } END { if (!f) print 0 }' /proc/slabinfo; }
 SOCKS0=$(sdp_socks)
 
-module_unloads_clean() {
-    local n s
-    rmmod sdp_reuseport_test
-    if loaded; then echo "still loaded after rmmod"; return 1; fi
-    [[ ! -e $DBG ]] || { echo "$DBG is still there"; return 1; }
-    for _ in $(seq 50); do    # the teardown of closed connections runs from a work item
-        n=$(sdp_sockets_left) s=$(sdp_socks)
-        ((n == 0 && s <= SOCKS0)) && break
-        sleep 0.2
-    done
-    echo "SDP sockets allocated: $SOCKS0 before the test, $s after"
-    ((n == 0)) || { cat /proc/net/sdp; echo "$n SDP sockets left on port $PORT"; return 1; }
-    ((s <= SOCKS0)) || { echo "$((s - SOCKS0)) SDP sockets leaked"; return 1; }
-}
+module_unloads_clean() { sdp_test_module_unloads sdp_reuseport_test "$DBG" "$SOCKS0"; }
 
 ktap_plan 7
 ktap_run module_loads module_loads
