@@ -46,14 +46,15 @@ static u32 sdp_tx_payload_max(const struct sdp_sock *ssk)
  * Whether the send of @len bytes about to be posted asks for a completion.
  * One completion frees its slot and every one before it, so most sends
  * of a stream go without; but the last one a sender posts before it stops
- * (@more false) or may have to wait for a slot or send-buffer space must
- * ask, or nothing would free them.
+ * (@more false) or may have to wait, for a slot, send-buffer space or a
+ * credit (and may give up waiting), must ask, or nothing would free them.
  */
 static bool sdp_tx_signal(const struct sock *sk, u32 len, bool more)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
 	return !more || (ssk->tx_head + 1) % SDP_TX_SIGNAL_EVERY == 0 ||
+	       ssk->tx_credits <= 2 ||
 	       ssk->tx_head + 1 - ssk->tx_tail >= sdp_tx_ring_size ||
 	       sk->sk_wmem_queued + len >= READ_ONCE(sk->sk_sndbuf);
 }
