@@ -120,6 +120,23 @@ static inline void catch_sigpipe(void)
 		.sdp = 1, .family = AF_INET6 | SDP_MAPPED		\
 	}
 
+/* A blocking SDP stream socket of any address family. */
+static inline int sdp_socket(void)
+{
+	return socket(AF_INET_SDP, SOCK_STREAM, 0);
+}
+
+/* The pending error SO_ERROR reports (and clears), or -errno. */
+static inline int so_error(int fd)
+{
+	socklen_t len = sizeof(int);
+	int err = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return -errno;
+	return err;
+}
+
 /* A stream socket of the variant: SDP, or TCP of the address family. */
 static inline int stream_socket(int sdp, int family, int flags)
 {

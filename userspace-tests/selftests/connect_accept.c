@@ -17,21 +17,6 @@
 /* Long enough for Soft-RoCE under TCG; the harness bounds each test. */
 #define POLL_MS 20000
 
-static int sdp_socket(void)
-{
-	return socket(AF_INET_SDP, SOCK_STREAM, 0);
-}
-
-static int so_error(int fd)
-{
-	socklen_t len = sizeof(int);
-	int err = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
-		return -errno;
-	return err;
-}
-
 FIXTURE(conn)
 {
 	int lfd;

@@ -9,11 +9,6 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static int sdp_socket(void)
-{
-	return socket(AF_INET_SDP, SOCK_STREAM, 0);
-}
-
 static int getsockopt_int(int fd, int level, int name)
 {
 	socklen_t len = sizeof(int);

@@ -18,16 +18,6 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static int so_error(int fd)
-{
-	socklen_t len = sizeof(int);
-	int err = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
-		return -errno;
-	return err;
-}
-
 /* Waits, at most STREAM_WAIT_MS, until @fd reports POLLERR. */
 static int wait_err(int fd)
 {
