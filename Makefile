@@ -38,6 +38,14 @@ TOOL_BIN := $(patsubst userspace-tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
 # Libraries a tool needs beyond -lpthread: LDLIBS_<tool>.
 LDLIBS_sdp_hostile := -lrdmacm -libverbs
 
+# User-space ONC RPC: the interposer built from the libtirpc series' own
+# source file, and the RPC bandwidth programs.
+TIRPC_CFLAGS := -I/usr/include/tirpc -I$(TOP)/libtirpc-patches
+TIRPC_SDP_SRC := libtirpc-patches/interposer.c libtirpc-patches/rpc_sdp.c
+INTERPOSER := $(BUILD)/libtirpc/libtirpc-sdp.so
+RPC_BIN  := $(BUILD)/rpc/rpc_bw_server $(BUILD)/rpc/rpc_bw_client
+LIBDIR   := /usr/local/lib
+
 # The suite, in the order it runs in the guest.
 TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
@@ -97,7 +105,7 @@ lint: deps
 # A fresh copy of the tree under /usr/src each time, so DKMS never builds
 # a stale one; built for the bed's kernel, not the running one.
 DKMS_SRC := /usr/src/sdp-$(VERSION)
-install: deps
+install: deps $(INTERPOSER)
 	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
 	@rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
 	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(DKMS_SRC)/
@@ -106,13 +114,18 @@ install: deps
 	   dkms install sdp/$(VERSION) -k $(KVER) --force; } >$(BUILD)/dkms.log 2>&1 || \
 		{ cat $(BUILD)/dkms.log; echo "install: DKMS failed (log: $(BUILD)/dkms.log)"; exit 1; }
 	@echo "install: sdp $(VERSION) installed by DKMS for $(KVER)"
+	@install -D -m 0755 $(INTERPOSER) $(LIBDIR)/libtirpc-sdp.so
+	@grep -qE '^sdp[[:space:]]' /etc/netconfig || cat libtirpc-patches/netconfig.sdp >>/etc/netconfig
+	@echo "install: $(LIBDIR)/libtirpc-sdp.so and the netids sdp, sdp6 in /etc/netconfig"
 
 uninstall:
 	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
 	@rm -rf /usr/src/sdp-$(VERSION)
+	@rm -f $(LIBDIR)/libtirpc-sdp.so
+	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "sdp $(VERSION) removed from DKMS"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) read-sock-test
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test
 
 $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
 	@mkdir -p $(@D)
@@ -121,6 +134,15 @@ $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
 $(BUILD)/tools/%: userspace-tests/tools/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread $(LDLIBS_$*)
+
+$(INTERPOSER): $(TIRPC_SDP_SRC) libtirpc-patches/rpc_sdp.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -shared -fPIC -fvisibility=hidden \
+		-o $@ $(TIRPC_SDP_SRC) -ltirpc -ldl -lpthread
+
+$(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -o $@ $< -ltirpc -lpthread
 
 check: deps lint install userspace
 	@$(BED)/vm-run $(TESTS)
