@@ -47,9 +47,16 @@
 		f_;							\
 	})
 
+/* The sockinfo last filled in for an SDP descriptor, in this thread. */
+static __thread struct {
+	const struct __rpc_sockinfo *si;
+	const char *netid;
+} sdp_fd_info;
+
 INTERPOSE int
 __rpc_nconf2sockinfo(const struct netconfig *nconf, struct __rpc_sockinfo *sip)
 {
+	sdp_fd_info.si = NULL;	/* a sockinfo from a netconfig, not a socket */
 	if (nconf && __rpc_sdp_nconf2sockinfo(nconf, sip))
 		return 1;
 	return REAL(__rpc_nconf2sockinfo)(nconf, sip);
@@ -70,12 +77,6 @@ __rpc_nconf2fd(const struct netconfig *nconf)
 		return __rpc_sdp_socket(nconf, 0);
 	return REAL(__rpc_nconf2fd)(nconf);
 }
-
-/* The sockinfo last filled in for an SDP descriptor, in this thread. */
-static __thread struct {
-	const struct __rpc_sockinfo *si;
-	const char *netid;
-} sdp_fd_info;
 
 INTERPOSE int
 __rpc_fd2sockinfo(int fd, struct __rpc_sockinfo *sip)
