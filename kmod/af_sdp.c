@@ -79,6 +79,7 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_protocol = IPPROTO_TCP;
 	sk->sk_destruct = sdp_destruct;
 	sk->sk_write_space = sdp_write_space;
+	sk->sk_ipv6only = net->ipv6.sysctl.bindv6only;
 
 	ssk = sdp_sk(sk);
 	ssk->addr_family = AF_INET;
@@ -180,6 +181,7 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	sk->sk_mark = lsk->sk_mark;
 	sk->sk_reuse = lsk->sk_reuse;
 	sk->sk_reuseport = lsk->sk_reuseport;
+	sk->sk_ipv6only = lsk->sk_ipv6only;
 	ssk->addr_family = lssk->addr_family;
 	ssk->nodelay = lssk->nodelay;
 	ssk->cork = lssk->cork;
@@ -281,7 +283,8 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 
 	lock_sock(sk);
 	ret = -EINVAL;
-	if (sk->sk_state != TCP_CLOSE || ssk->bound)
+	if (sk->sk_state != TCP_CLOSE || ssk->bound ||
+	    sdp_mapped_on_v6only(sk, uaddr))
 		goto out;
 
 	ret = sdp_port_bind(sk, uaddr);
@@ -372,6 +375,9 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	case SS_UNCONNECTED:
 		ret = -EISCONN;
 		if (sk->sk_state != TCP_CLOSE)
+			goto out;
+		ret = -ENETUNREACH;
+		if (sdp_mapped_on_v6only(sk, uaddr))
 			goto out;
 		ret = sdp_sk(sk)->conn ? 0 : sdp_conn_new(sk);
 		if (!ret && sdp_sk(sk)->bound)

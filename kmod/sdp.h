@@ -89,7 +89,8 @@ struct sdp_conn {
  * @node: entry in sdp_sock_list, for /proc/net/sdp
  * @conn: the RDMA connection; NULL before it exists and once torn down
  * @addr_family: AF_INET or AF_INET6: the family of the addresses the
- *	socket was bound or connected with, and so of getname() results
+ *	socket was bound or connected with, or AF_INET6 once it took an
+ *	IPv6-level option; and so of getname() results
  * @bound: bind() or listen() gave the socket its address; an active open
  *	binds its CM id to it (sdp_conn_bind())
  * @port: the port the socket holds in the port table (sdp_port.c), or NULL
@@ -293,6 +294,7 @@ void sdp_set_error(struct sock *sk, int err);
 /* sdp_addr.c */
 int sdp_check_sockaddr(const struct sockaddr *addr, int len);
 int sdp_check_local(struct net *net, const struct sockaddr *addr);
+bool sdp_mapped_on_v6only(const struct sock *sk, const struct sockaddr *addr);
 void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss);
 void sdp_set_local(struct sock *sk, const struct sockaddr *addr);
 void sdp_set_remote(struct sock *sk, const struct sockaddr *addr);

@@ -26,6 +26,18 @@ int sdp_check_sockaddr(const struct sockaddr *addr, int len)
 	}
 }
 
+/*
+ * A v4-mapped address on a socket with IPV6_V6ONLY: bind() refuses it with
+ * EINVAL (__inet6_bind()), connect() with ENETUNREACH (tcp_v6_connect()).
+ */
+bool sdp_mapped_on_v6only(const struct sock *sk, const struct sockaddr *addr)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+	return addr->sa_family == AF_INET6 && sk->sk_ipv6only &&
+	       ipv6_addr_v4mapped(&sin6->sin6_addr);
+}
+
 static int sdp_check_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	return 0;	/* a bound id that does nothing has no events */

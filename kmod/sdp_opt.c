@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SDP socket options at the SOL_TCP level, and the ioctls TCP answers.
+ * SDP socket options at the SOL_TCP level, IPV6_V6ONLY, and the ioctls
+ * TCP answers.
  * SOL_SOCKET options are the core's (sock_setsockopt()).  Linux 6.1's
  * core refuses to set SO_REUSEPORT on any family but AF_INET and AF_INET6
  * (EOPNOTSUPP) and gives no family a way to take it: there only in-kernel
@@ -16,6 +17,37 @@
 #include "sdp.h"
 #include "sdp_wire.h"
 
+/*
+ * SOL_IPV6: IPV6_V6ONLY only.  An SDP socket learns its address family at
+ * bind() or connect(); before that, an IPv6-level option makes it an IPv6
+ * socket, so that getsockname() tells an unbound socket's family the way
+ * it does for a TCP socket created AF_INET6 (libtirpc's bindresvport()
+ * and __binddynport() go by it).  As for TCP, the option is fixed once
+ * the socket has a port.
+ */
+static int sdp_setsockopt_ipv6(struct sock *sk, int optname, sockptr_t optval,
+			       unsigned int optlen)
+{
+	int val, err = 0;
+
+	if (optname != IPV6_V6ONLY)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+
+	lock_sock(sk);
+	if (sdp_sk(sk)->bound || sk->sk_state != TCP_CLOSE) {
+		err = -EINVAL;
+	} else {
+		sk->sk_ipv6only = !!val;
+		sdp_sk(sk)->addr_family = AF_INET6;
+	}
+	release_sock(sk);
+	return err;
+}
+
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -23,6 +55,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int val, err = 0;
 
+	if (level == SOL_IPV6)
+		return sdp_setsockopt_ipv6(sk, optname, optval, optlen);
 	if (level != SOL_TCP)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
@@ -102,7 +136,7 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	struct net *net = sock_net(sk);
 	int val, len;
 
-	if (level != SOL_TCP)
+	if (level != SOL_TCP && (level != SOL_IPV6 || optname != IPV6_V6ONLY))
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
@@ -110,6 +144,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		return -EINVAL;
 	len = min_t(unsigned int, len, sizeof(int));
 
+	if (level == SOL_IPV6) {
+		val = sk->sk_ipv6only;
+		goto out;
+	}
 	lock_sock(sk);
 	switch (optname) {
 	case TCP_NODELAY:
@@ -141,7 +179,7 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		return -ENOPROTOOPT;
 	}
 	release_sock(sk);
-
+out:
 	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
 		return -EFAULT;
 	return 0;

@@ -240,4 +240,115 @@ TEST(listen_binds_wildcard)
 	close(fd);
 }
 
+/* The kernel's default for IPV6_V6ONLY (net.ipv6.bindv6only). */
+static int bindv6only(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	int val = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &val) != 1)
+			val = -1;
+		fclose(f);
+	}
+	return val;
+}
+
+/*
+ * IPV6_V6ONLY as TCP over IPv6 has it: the sysctl's default, settable
+ * until the socket has a port; when on, bind() refuses a v4-mapped
+ * address with EINVAL and connect() with ENETUNREACH.  @domain is
+ * AF_INET6 (TCP, the reference) or AF_INET_SDP.
+ */
+static void check_v6only(struct __test_metadata *_metadata, int domain)
+{
+	struct sockaddr_storage ss;
+	socklen_t alen;
+	int fd, on = 1;
+
+	fd = socket(domain, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(bindv6only(), getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
+	ASSERT_EQ(0, setsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
+	EXPECT_EQ(1, getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
+	/* An SDP socket is an IPv6 one from then on, as libtirpc expects. */
+	alen = sizeof(ss);
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&ss, &alen));
+	EXPECT_EQ(AF_INET6, ss.ss_family);
+	EXPECT_EQ(0, sdp_addr_port(&ss));
+	alen = sdp_host_addr(&ss, AF_INET6 | SDP_MAPPED, 'A', 0);
+	EXPECT_EQ(-1, bind(fd, (struct sockaddr *)&ss, alen));
+	EXPECT_EQ(EINVAL, errno);
+	alen = sdp_host_addr(&ss, AF_INET6 | SDP_MAPPED, 'B', 9);
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, alen));
+	EXPECT_EQ(ENETUNREACH, errno);
+	close(fd);
+
+	fd = socket(domain, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	alen = sdp_host_addr(&ss, AF_INET6, 'A', 0);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, alen));
+	EXPECT_EQ(-1, setsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(ipv6_v6only_tcp)
+{
+	check_v6only(_metadata, AF_INET6);
+}
+
+TEST(ipv6_v6only_sdp)
+{
+	check_v6only(_metadata, AF_INET_SDP);
+}
+
+/*
+ * A wildcard IPv6 listener with IPV6_V6ONLY takes IPv6 connections only:
+ * an IPv4 connect to its port is refused, an IPv6 one accepted.
+ */
+static void check_v6only_listener(struct __test_metadata *_metadata,
+				  int domain)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6 };
+	struct sockaddr_storage ss;
+	socklen_t alen = sizeof(any);
+	int lfd, fd, afd, on = 1;
+
+	lfd = socket(domain, SOCK_STREAM, 0);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, setsockopt(lfd, SOL_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
+	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&any, sizeof(any)));
+	ASSERT_EQ(0, listen(lfd, 4));
+	ASSERT_EQ(0, getsockname(lfd, (struct sockaddr *)&any, &alen));
+
+	fd = socket(domain == AF_INET6 ? AF_INET : domain, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	alen = sdp_host_addr(&ss, AF_INET, 'B', ntohs(any.sin6_port));
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, alen));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	close(fd);
+
+	fd = socket(domain, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	alen = sdp_host_addr(&ss, AF_INET6, 'B', ntohs(any.sin6_port));
+	ASSERT_EQ(0, connect(fd, (struct sockaddr *)&ss, alen));
+	afd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, afd);
+	EXPECT_EQ(1, getsockopt_int(afd, SOL_IPV6, IPV6_V6ONLY));
+	close(afd);
+	close(fd);
+	close(lfd);
+}
+
+TEST(ipv6_v6only_listener_tcp)
+{
+	check_v6only_listener(_metadata, AF_INET6);
+}
+
+TEST(ipv6_v6only_listener_sdp)
+{
+	check_v6only_listener(_metadata, AF_INET_SDP);
+}
+
 TEST_HARNESS_MAIN
