@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* A write to a connection the server reset: an error, not a death. */
+	signal(SIGPIPE, SIG_IGN);
 	s = calloc(conns, sizeof(*s));
 	if (!s)
 		return 2;
