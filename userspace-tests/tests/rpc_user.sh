@@ -13,9 +13,10 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/bed/hosts.env"
+. "$here/lib/sdp_rpc.sh"
 build=$here/../build
 SERVER=$build/rpc/rpc_bw_server CLIENT=$build/rpc/rpc_bw_client
-export LD_PRELOAD=$build/libtirpc/libtirpc-sdp.so
+export LD_PRELOAD=$SDP_RPC_PRELOAD
 TOTAL=${SDP_RPC_TOTAL:-2097152}     # bytes per client run
 PORT=${SDP_RPC_PORT:-20049}         # the server's port, for tcp and sdp alike
 T=120                               # a client run's time limit
@@ -25,23 +26,12 @@ server=
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 cleanup() {
     stop_server
-    [[ -z ${started_rpcbind:-} ]] || kill "$started_rpcbind" 2>/dev/null || true
-    ! mountpoint -q /etc/netconfig || umount /etc/netconfig
+    sdp_rpc_cleanup
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-# The netids: the installed /etc/netconfig has them after `make install`;
-# otherwise a copy with them is mounted over it, in this guest only.
-if ! grep -qE '^sdp[[:space:]]' /etc/netconfig; then
-    cat /etc/netconfig "$here/../libtirpc-patches/netconfig.sdp" >"$work/netconfig"
-    mount --bind "$work/netconfig" /etc/netconfig
-fi
-if ! pgrep -x rpcbind >/dev/null; then
-    mkdir -p /run/rpcbind
-    rpcbind -w
-    started_rpcbind=$(pgrep -x rpcbind)
-fi
+sdp_rpc_netconfig "$work"
+sdp_rpc_rpcbind
 
 # start_server ARGS...: the server in the background; waits for "ready".
 start_server() {
