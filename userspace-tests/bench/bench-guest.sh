@@ -9,15 +9,20 @@
 # bench.log and the guest's side of the set-up in env-guest.txt.
 # Then the kernel memory an idle connection costs, over TCP and SDP
 # (idle_case; rows tcp_idle_*/sdp_idle_*, size = the number of connections,
-# unit B/conn).
+# unit B/conn).  Then user-space RPC bandwidth, the RPC bandwidth programs
+# with Debian's libtirpc and the interposer over netids tcp and sdp, a
+# multi-threaded server on host B (rpc_case; rows rpc_user_NETID_cCONNS,
+# size = the block size, unit MB/s).
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
-# SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS: see run-bench.
+# SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_RPC_BLOCKS,
+# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB: see run-bench.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/bed/hosts.env"
+. "$here/lib/sdp_rpc.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -26,6 +31,10 @@ TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
 IDLE=${SDP_BENCH_IDLE_CONNS:-100}           # idle connections held; 0: none
+read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
+read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
+RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
+RPC_PORT=20051                              # the RPC server's, tcp and sdp
 MANY=$here/../build/tools/sdp_many
 PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
@@ -68,6 +77,11 @@ check_qperf_server() {
 }
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 stop_all() {
+    if [[ -n $rpcserver ]]; then
+        kill "$rpcserver" 2>/dev/null || true
+        wait "$rpcserver" 2>/dev/null || true
+        sdp_rpc_cleanup
+    fi
     [[ -z $qserver ]] && return
     pkill -P "$qserver" 2>/dev/null || true
     kill "$qserver" 2>/dev/null || true
@@ -173,6 +187,42 @@ bench_case() {
     fi
 }
 
+# The RPC bandwidth server on host B: multi-threaded, tcp and sdp on one
+# port, found by port (no rpcbind).
+rpcserver=
+start_rpc_server() {
+    local out
+    out=$(mktemp -d)
+    sdp_rpc_netconfig "$out"
+    LD_PRELOAD=$SDP_RPC_PRELOAD "$here/../build/rpc/rpc_bw_server" -m -R -p "$RPC_PORT" tcp sdp \
+        >>"$OUT/rpc-server.log" 2>&1 &
+    rpcserver=$!
+    for _ in $(seq 50); do
+        grep -q '^ready' "$OUT/rpc-server.log" && return 0
+        sleep 0.2
+    done
+    log "RPC server did not start"
+}
+
+# rpc_case NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls of
+# BLOCK bytes over CONNS connections, from host A; every block is checked
+# by the server, and a damaged one fails the run.
+rpc_case() {
+    local netid=$1 conns=$2 block=$3 run out mbps vals=()
+    [[ -n $rpcserver ]] || start_rpc_server
+    for ((run = 1; run <= RUNS; run++)); do
+        log "== rpc $netid conns $conns block $block run $run"
+        out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$here/../build/rpc/rpc_bw_client" \
+              -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" \
+              -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
+        log "$out"
+        mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
+        echo "rpc_user_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
+        vals+=("$mbps")
+    done
+    echo "rpc $netid x$conns, $block B blocks: ${vals[*]} MB/s"
+}
+
 # meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
 meminfo() {
     local f
@@ -238,6 +288,8 @@ mkdir -p "$OUT"
     echo "links: $(rdma link show | xargs)"
     echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"
     echo "tests: ${TESTS[*]}; sizes: ${SIZES[*]}; runs: $RUNS; time: $TIME s; rstream: $RS_SIZE B x $RS_MIB MiB"
+    echo "rpc: blocks ${RPC_BLOCKS[*]}; connections ${RPC_CONNS[*]}; $RPC_MIB MiB per run;" \
+         "libtirpc $(dpkg-query -W -f '${Version}' libtirpc3 2>/dev/null || echo '?') with libtirpc-sdp.so"
     p=/sys/module/sdp/parameters
     echo "idle connections: $IDLE; sdp rings per end: rx $(cat $p/rx_ring_size) x $(cat $p/rx_buf_size) B," \
          "tx $(cat $p/tx_ring_size) x $(cat $p/rx_buf_size) B"
@@ -251,6 +303,13 @@ for test in "${TESTS[@]}"; do
 done
 ((RS_SIZE > 0)) && cases+=("rstream_bw $(bytes "$RS_SIZE")")
 ((IDLE > 0)) && cases+=("tcp_idle $IDLE" "sdp_idle $IDLE")
+if ((RPC_MIB > 0)); then
+    for conns in "${RPC_CONNS[@]}"; do
+        for block in "${RPC_BLOCKS[@]}"; do
+            cases+=("rpc_tcp $conns $(bytes "$block")" "rpc_sdp $conns $(bytes "$block")")
+        done
+    done
+fi
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)
 
@@ -259,6 +318,7 @@ for c in "${cases[@]}"; do
     # shellcheck disable=SC2086  # (TEST SIZE)
     case $c in
     *_idle\ *) ktap_run "${c/ /_}" idle_case "${c%%_*}" ;;
+    rpc_*) ktap_run "${c// /_}" rpc_case ${c#rpc_} ;;
     *) ktap_run "${c/ /_}" bench_case $c ;;
     esac
     check_qperf_server
