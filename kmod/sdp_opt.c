@@ -25,17 +25,9 @@
  * and __binddynport() go by it).  As for TCP, the option is fixed once
  * the socket has a port.
  */
-static int sdp_setsockopt_ipv6(struct sock *sk, int optname, sockptr_t optval,
-			       unsigned int optlen)
+static int sdp_set_v6only(struct sock *sk, int val)
 {
-	int val, err = 0;
-
-	if (optname != IPV6_V6ONLY)
-		return -ENOPROTOOPT;
-	if (optlen < sizeof(int))
-		return -EINVAL;
-	if (copy_from_sockptr(&val, optval, sizeof(val)))
-		return -EFAULT;
+	int err = 0;
 
 	lock_sock(sk);
 	if (sdp_sk(sk)->bound || sk->sk_state != TCP_CLOSE) {
@@ -55,14 +47,14 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int val, err = 0;
 
-	if (level == SOL_IPV6)
-		return sdp_setsockopt_ipv6(sk, optname, optval, optlen);
-	if (level != SOL_TCP)
+	if (level != SOL_TCP && (level != SOL_IPV6 || optname != IPV6_V6ONLY))
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
 		return -EINVAL;
 	if (copy_from_sockptr(&val, optval, sizeof(val)))
 		return -EFAULT;
+	if (level == SOL_IPV6)
+		return sdp_set_v6only(sk, val);
 
 	lock_sock(sk);
 	switch (optname) {

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -119,6 +120,20 @@ static inline void catch_sigpipe(void)
 	FIXTURE_VARIANT_ADD(f, sdp_mapped) {				\
 		.sdp = 1, .family = AF_INET6 | SDP_MAPPED		\
 	}
+
+/* An integer sysctl, by its /proc/sys path; -1 if it cannot be read. */
+static inline int sdp_sysctl_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int val = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &val) != 1)
+			val = -1;
+		fclose(f);
+	}
+	return val;
+}
 
 /* A blocking SDP stream socket of any address family. */
 static inline int sdp_socket(void)

@@ -240,20 +240,6 @@ TEST(listen_binds_wildcard)
 	close(fd);
 }
 
-/* The kernel's default for IPV6_V6ONLY (net.ipv6.bindv6only). */
-static int bindv6only(void)
-{
-	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
-	int val = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &val) != 1)
-			val = -1;
-		fclose(f);
-	}
-	return val;
-}
-
 /*
  * IPV6_V6ONLY as TCP over IPv6 has it: the sysctl's default, settable
  * until the socket has a port; when on, bind() refuses a v4-mapped
@@ -268,7 +254,9 @@ static void check_v6only(struct __test_metadata *_metadata, int domain)
 
 	fd = socket(domain, SOCK_STREAM, 0);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(bindv6only(), getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
+	/* the default: net.ipv6.bindv6only */
+	EXPECT_EQ(sdp_sysctl_int("/proc/sys/net/ipv6/bindv6only"),
+		  getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
 	ASSERT_EQ(0, setsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
 	EXPECT_EQ(1, getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
 	/* An SDP socket is an IPv6 one from then on, as libtirpc expects. */

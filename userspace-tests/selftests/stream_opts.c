@@ -89,18 +89,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int sysctl_int(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int val = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &val) != 1)
-			val = -1;
-		fclose(f);
-	}
-	return val;
-}
 
 /* What SO_DOMAIN says for the variant: the family socket() was given. */
 #define DOMAIN(v) ((v)->sdp ? AF_INET_SDP : (v)->family & ~SDP_MAPPED)
@@ -472,7 +460,7 @@ TEST_F(opts, tcp_keepalive)
 		EXPECT_EQ(1, get_int(fds[j], SOL_SOCKET, SO_KEEPALIVE));
 		for (i = 0; i < ARRAY_SIZE(k); i++) {
 			EXPECT_EQ(0, check_keepalive(fds[j], k[i].name, k[i].max,
-						     sysctl_int(k[i].sysctl)))
+						     sdp_sysctl_int(k[i].sysctl)))
 				TH_LOG("%s socket, %s", j ? "connected" : "unconnected",
 				       k[i].str);
 		}
