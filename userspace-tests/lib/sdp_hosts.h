@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/sdp.h>
@@ -274,6 +275,32 @@ static inline int stream_wait(int fd, short events, int ms)
 	if (n < 0)
 		return -errno;
 	return n ? pfd.revents : 0;
+}
+
+/*
+ * Waits, at most @ms, until @fd reports all of @bits (POLLERR and POLLHUP
+ * may be among them: poll() reports those unasked).  The revents, those
+ * last seen when the time runs out, or -errno.  The clock bounds the
+ * wait, not a count of polls: a poll() that returns at once, because
+ * other events are ready (unread data, an EOF), does not shorten it.
+ */
+static inline int stream_wait_bits(int fd, short bits, int ms)
+{
+	struct timespec start, now;
+	int ev;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		ev = stream_wait(fd, bits, 10);
+		if (ev < 0 || (ev & bits) == bits)
+			return ev;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000 >= ms)
+			return ev;
+		if (ev)
+			usleep(10000);	/* poll() did not wait */
+	}
 }
 
 /*

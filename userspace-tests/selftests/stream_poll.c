@@ -31,14 +31,7 @@ static int mask(int fd)
 /* Waits, at most STREAM_WAIT_MS, until @fd reports all of @bits. */
 static int wait_bits(int fd, int bits)
 {
-	int i, ev = 0;
-
-	for (i = 0; i < STREAM_WAIT_MS / 10; i++) {
-		ev = stream_wait(fd, bits, 10);
-		if (ev < 0 || (ev & bits) == bits)
-			break;
-	}
-	return ev;
+	return stream_wait_bits(fd, bits, STREAM_WAIT_MS);
 }
 
 /* One event from epoll @ep within @ms: its mask, 0 if none, -1 on error. */
