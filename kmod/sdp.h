@@ -112,6 +112,8 @@ struct sdp_conn {
  * @tx_credits: messages the peer has buffers for now
  * @tx_head: send ring slots used so far (the next one: modulo the size)
  * @tx_tail: send ring slots completed so far
+ * @tx_unsignaled: the last message posted asked for no completion: until
+ *	one that asks follows, nothing completes it nor those before it
  * @rx_mseq: MSeq of the last message received
  * @rx_posted: receive buffers posted
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
@@ -174,6 +176,7 @@ struct sdp_sock {
 	int			tx_credits;
 	u32			tx_head;
 	u32			tx_tail;
+	bool			tx_unsignaled;
 	u32			rx_mseq;
 	u32			rx_posted;
 	u32			rx_adv;

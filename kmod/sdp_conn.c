@@ -231,6 +231,7 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
 	ssk->tx_mseq = 0;
 	ssk->tx_head = 0;
 	ssk->tx_tail = 0;
+	ssk->tx_unsignaled = false;
 	ssk->rx_mseq = 0;
 	ssk->rx_adv = ssk->rx_posted;
 	ssk->rx_since_adv = 0;

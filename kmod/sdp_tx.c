@@ -104,6 +104,7 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 
 	ssk->tx_mseq++;
 	ssk->tx_head++;
+	ssk->tx_unsignaled = !(wr.send_flags & IB_SEND_SIGNALED);
 	if (ssk->tx_head - ssk->tx_tail == 1)
 		sdp_watchdog_arm(sk);
 	ssk->tx_credits--;
@@ -133,7 +134,12 @@ static bool sdp_credit_update_due(const struct sdp_sock *ssk)
 /*
  * Sends the control messages that are due: a pending DisConn (it takes
  * two credits, so it is never the message that uses the last one), or a
- * credit update, for which the last credit is kept.  Socket lock held.
+ * credit update, for which the last credit is kept.  A sender that left
+ * with its last message unsignaled (a bad address ended its copy) gets a
+ * credit update that asks for a completion: without one, its sends would
+ * never complete and the stall watchdog would take the peer for dead.
+ * Right after an unsignaled send there is a slot and a credit for it
+ * (sdp_tx_signal()).  Socket lock held.
  */
 void sdp_tx_control(struct sock *sk)
 {
@@ -150,7 +156,8 @@ void sdp_tx_control(struct sock *sk)
 		}
 		return;
 	}
-	if (ssk->tx_credits >= 1 && sdp_credit_update_due(ssk) &&
+	if (ssk->tx_credits >= 1 &&
+	    (ssk->tx_unsignaled || sdp_credit_update_due(ssk)) &&
 	    !sdp_post(sk, conn, SDP_MID_DATA, 0, false))
 		sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 }
@@ -234,7 +241,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int flags = msg->msg_flags;
-	size_t copied = 0;
+	size_t copied = 0, got;
 	long timeo;
 	int err;
 
@@ -294,20 +301,27 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 
 		tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 		chunk = min_t(size_t, msg_data_left(msg), sdp_tx_payload_max(ssk));
+		/* A bad address ends the copy: the bytes before it are sent. */
+		got = copy_from_iter(tx->data + sizeof(struct sdp_bsdh), chunk,
+				     &msg->msg_iter);
 		err = -EFAULT;
-		if (!copy_from_iter_full(tx->data + sizeof(struct sdp_bsdh),
-					 chunk, &msg->msg_iter))
+		if (!got)
 			break;
-		err = sdp_post(sk, conn, SDP_MID_DATA, chunk,
-			       msg_data_left(msg) > 0);
+		err = sdp_post(sk, conn, SDP_MID_DATA, got,
+			       got == chunk && msg_data_left(msg) > 0);
 		if (err) {
 			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
 				  "cannot post a send");
 			break;
 		}
-		copied += chunk;
+		copied += got;
+		err = -EFAULT;
+		if (got < chunk)
+			break;
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
+	/* Whatever ended the loop, what was posted asks for a completion. */
+	sdp_tx_control(sk);
 	if (copied) {
 		release_sock(sk);
 		return copied;
