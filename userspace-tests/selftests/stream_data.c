@@ -5,17 +5,23 @@
  * 1 B .. 4 MiB read back with unrelated read sizes, mixed sizes, both
  * directions at once (blocking threads, and non-blocking poll loops),
  * writev/readv and sendmsg/recvmsg with several iovecs, many small
- * messages, short and zero-length reads and writes.  Every byte is checked
- * against a position-keyed pseudo-random pattern, and a 64-bit FNV-1a of
- * the whole stream is compared between writer and reader.
+ * messages, short and zero-length reads and writes, a writev() that meets
+ * a bad address.  Every byte is checked against a position-keyed
+ * pseudo-random pattern, and a 64-bit FNV-1a of the whole stream is
+ * compared between writer and reader.
  *
  * SDP_TEST_MAX (bytes, default 4194304) caps the largest write and the
  * data per direction: the Soft-RoCE link moves only ~25 MB/s under TCG.
  */
 #include <errno.h>
+#include <linux/sockios.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -616,6 +622,147 @@ TEST_F(data, zero_length_io)
 	EXPECT_EQ(0, recv(self->afd, NULL, 0, MSG_DONTWAIT));
 	EXPECT_EQ(3, read(self->afd, buf, sizeof(buf)));
 	EXPECT_EQ(0, memcmp(buf, "abc", 3));
+}
+
+/*
+ * The SDP stall watchdog's time limit (a module parameter), lowered while
+ * a bad_iovec case runs: sends left without a completion would end the
+ * connection (ETIMEDOUT) within the case.
+ */
+#define STALL_PARAM	"/sys/module/sdp/parameters/tx_stall_timeout_ms"
+#define STALL_MS	1000
+
+static int read_param(const char *path, char *buf, int len)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, len, f) != NULL;
+	fclose(f);
+	return ok ? 0 : -EIO;
+}
+
+static int write_param(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(text, f) < 0;
+	return fclose(f) || ret ? -EIO : 0;
+}
+
+static int outq(int fd)
+{
+	int val = -1;
+
+	return ioctl(fd, SIOCOUTQ, &val) ? -errno : val;
+}
+
+FIXTURE(bad_iovec)
+{
+	STREAM_CONN_FIELDS;
+	char stall_saved[32];
+};
+
+STREAM_VARIANTS(bad_iovec);
+
+FIXTURE_SETUP(bad_iovec)
+{
+	char ms[16];
+
+	STREAM_SETUP(self, variant);
+	if (variant->sdp) {
+		ASSERT_EQ(0, read_param(STALL_PARAM, self->stall_saved,
+					sizeof(self->stall_saved)));
+		snprintf(ms, sizeof(ms), "%d", STALL_MS);
+		ASSERT_EQ(0, write_param(STALL_PARAM, ms));
+	}
+}
+
+FIXTURE_TEARDOWN(bad_iovec)
+{
+	if (self->stall_saved[0])
+		write_param(STALL_PARAM, self->stall_saved);
+	STREAM_TEARDOWN(self);
+}
+
+/*
+ * A writev() whose second iovec is a bad address returns the bytes of the
+ * first, or EFAULT if it sent none (TCP may send fewer than the first: it
+ * copies in pieces of its own; SDP sends all of them).  The peer receives
+ * exactly those bytes.  Then the connection is healthy: what was sent
+ * completes (SIOCOUTQ drains), no error comes in three times the stall
+ * time limit, and the stream goes on.  With TCP_MAXSEG at 1000, first
+ * iovecs of 1000 .. 8000 bytes end on a message boundary at 8 successive
+ * positions, so that in one of them the last message before the bad
+ * address is one that asked for no completion (SDP asks for one send in
+ * 8).  An iovec that is bad from its first byte sends nothing: EFAULT.
+ */
+TEST_F_TIMEOUT(bad_iovec, writev_second_iovec_bad, 90)
+{
+	const int mss = 1000, rounds = 8;
+	char *bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *buf = malloc(rounds * mss);
+	uint64_t off = 0, roff = 0;
+	struct iovec iov[2];
+	int i, err = -1, q = -1;
+	socklen_t len = sizeof(err);
+	ssize_t n;
+
+	ASSERT_NE(MAP_FAILED, bad);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_TCP, TCP_MAXSEG, &mss, sizeof(mss)));
+
+	for (i = 1; i <= rounds; i++) {
+		stream_fill(buf, i * mss, 20, off);
+		iov[0] = (struct iovec){ buf, i * mss };
+		iov[1] = (struct iovec){ bad, 100 };
+		n = writev(self->cfd, iov, 2);
+		if (n < 0) {
+			EXPECT_EQ(EFAULT, errno);
+			n = 0;
+		}
+		EXPECT_GE(i * mss, n);
+		if (variant->sdp)
+			EXPECT_EQ(i * mss, n);
+		off += n;
+		ASSERT_EQ(0, stream_recv_pattern(self->afd, 20, &roff, n, 0));
+	}
+
+	/* Bad from the first byte: nothing is sent. */
+	iov[0] = (struct iovec){ bad, 100 };
+	EXPECT_EQ(-1, writev(self->cfd, iov, 1));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Everything sent completes... */
+	for (i = 0; i < STREAM_WAIT_MS / 10; i++) {
+		q = outq(self->cfd);
+		if (q <= 0)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, q);
+	/* ... and nothing ends the connection later. */
+	usleep(3 * STALL_MS * 1000);
+	EXPECT_EQ(0, getsockopt(self->cfd, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(0, err);
+	EXPECT_EQ(0, stream_wait(self->cfd, POLLIN, 0));
+	EXPECT_EQ(0, stream_wait(self->afd, POLLIN, 0));
+
+	/* The stream goes on where the bytes sent left it, both ways. */
+	ASSERT_EQ(0, stream_send_pattern(self->cfd, 20, &off, 5000, 0));
+	ASSERT_EQ(0, stream_recv_pattern(self->afd, 20, &roff, 5000, 0));
+	EXPECT_EQ(off, roff);
+	off = roff = 0;
+	ASSERT_EQ(0, stream_send_pattern(self->afd, 21, &off, 5000, 0));
+	ASSERT_EQ(0, stream_recv_pattern(self->cfd, 21, &roff, 5000, 0));
+	munmap(bad, 4096);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN
