@@ -462,6 +462,9 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 
 	sk = &child->isk.sk;
 	lock_sock(sk);
+	if (sdp_conn_grow(sk))
+		sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
+			  "no memory for the rings");
 	sock_graft(sk, newsock);
 	newsock->state = SS_CONNECTED;
 	child->parent = NULL;

@@ -38,10 +38,14 @@ struct sdp_buf {
  * @id: the RDMA CM id; owns the QP
  * @pd: protection domain
  * @cq: one completion queue for sends and receives
- * @rx_ring: the receive buffers, sdp_rx_ring_size of them
+ * @rx_ring: the receive buffers, sdp_rx_ring_size of them; only the first
+ *	@rx_bufs have pages
+ * @rx_bufs: receive buffers with pages: all of them, but for a passive
+ *	child that accept() has not taken yet (sdp_conn_grow())
  * @rx_free: receive buffers not posted, for want of receive space
  * @rx_nfree: how many @rx_free holds
- * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order
+ * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
+ *	NULL for a passive child until accept() takes it: it sends nothing
  * @teardown: frees the connection; queued with a delay as the time limit
  *	of an orderly close, or at once
  * @established: the CM's ESTABLISHED event came
@@ -68,6 +72,7 @@ struct sdp_conn {
 	struct ib_pd		*pd;
 	struct ib_cq		*cq;
 	struct sdp_buf		*rx_ring;
+	unsigned int		rx_bufs;
 	struct sdp_buf		**rx_free;
 	u32			rx_nfree;
 	struct sdp_buf		*tx_ring;
@@ -119,6 +124,8 @@ struct sdp_conn {
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
  * @rx_since_adv: messages received since that message
  * @rx_queued: bytes received and not yet read (SIOCINQ)
+ * @ring_bufs: buffers of the connection's rings that have pages, for
+ *	/proc/net/sdp, which reads it without the lock
  * @disconn_pending: a DisConn waits for credits
  * @disconn_sent: our DisConn is posted
  * @disconn_rcvd: the peer's DisConn arrived
@@ -182,6 +189,7 @@ struct sdp_sock {
 	u32			rx_adv;
 	u32			rx_since_adv;
 	u32			rx_queued;
+	u32			ring_bufs;
 	bool			disconn_pending;
 	bool			disconn_sent;
 	bool			disconn_rcvd;
@@ -321,7 +329,8 @@ int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
 void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
 		   enum dma_data_direction dir);
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
-int sdp_conn_create_qp(struct sdp_conn *conn);
+int sdp_conn_create_qp(struct sdp_conn *conn, bool child);
+int sdp_conn_grow(struct sock *sk);
 void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);
 void sdp_conn_free_verbs(struct sdp_conn *conn);
 void sdp_conn_free(struct sdp_conn *conn);

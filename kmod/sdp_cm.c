@@ -24,11 +24,13 @@
 /* The smallest receive buffer a peer may announce. */
 #define SDP_MIN_RCV_SIZE	1024
 
-static void sdp_fill_bsdh(struct sdp_bsdh *bsdh, u8 mid, u32 len)
+/* The BSDH of a Hello or HelloAck: its Bufs are the buffers @sk posted. */
+static void sdp_fill_bsdh(struct sdp_bsdh *bsdh, const struct sock *sk, u8 mid,
+			  u32 len)
 {
 	memset(bsdh, 0, sizeof(*bsdh));
 	bsdh->mid = mid;
-	bsdh->bufs = htons(sdp_rx_ring_size);
+	bsdh->bufs = htons(sdp_sk(sk)->rx_posted);
 	bsdh->len = htonl(len);
 }
 
@@ -236,11 +238,11 @@ static int sdp_cm_route_resolved(struct sock *sk, struct rdma_cm_id *id)
 	if (sk->sk_state != TCP_SYN_SENT || !conn || conn->id != id)
 		goto out;
 
-	ret = sdp_conn_create_qp(conn);
+	ret = sdp_conn_create_qp(conn, false);
 	if (ret)
 		goto out;
 
-	sdp_fill_bsdh(&hello.bsdh, SDP_MID_HELLO, sizeof(hello));
+	sdp_fill_bsdh(&hello.bsdh, sk, SDP_MID_HELLO, sizeof(hello));
 	memset(&hello.hh, 0, sizeof(hello.hh));
 	hello.hh.majv_minv = SDP_MAJV_MINV;
 	hello.hh.ipv_cap = sdp_ipv_cap(id);
@@ -319,7 +321,7 @@ static int sdp_child_established(struct sock *sk)
 /*
  * A connection request that the listeners' group (sdp_port.c) gave the
  * listener @lsk, for the new CM id @id: make a child socket for it, post
- * its receive ring and answer with HelloAck.  From here on the id's
+ * its first receive buffers and answer with HelloAck.  From here on the id's
  * events are the child's.  Any non-zero return rejects the request and
  * destroys @id.
  */
@@ -373,11 +375,11 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	sdp_set_remote(sk, (struct sockaddr *)&id->route.addr.dst_addr);
 	sk->sk_state = TCP_SYN_RECV;
 
-	ret = sdp_conn_create_qp(conn);
+	ret = sdp_conn_create_qp(conn, true);
 	if (!ret) {
 		sdp_conn_start(sk, ntohs(hello->bsdh.bufs),
 			       ntohl(hello->hh.local_rcv_sz));
-		sdp_fill_bsdh(&ack.bsdh, SDP_MID_HELLO_ACK, sizeof(ack));
+		sdp_fill_bsdh(&ack.bsdh, sk, SDP_MID_HELLO_ACK, sizeof(ack));
 		memset(&ack.hah, 0, sizeof(ack.hah));
 		ack.hah.majv_minv = SDP_MAJV_MINV;
 		ack.hah.ipv_cap = sdp_ipv_cap(id);

@@ -74,8 +74,8 @@ static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 	kfree(ring);
 }
 
-static struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
-				      enum dma_data_direction dir,
+/* A ring of @n buffers, none of them with pages yet (sdp_ring_fill()). */
+static struct sdp_buf *sdp_ring_alloc(unsigned int n,
 				      void (*done)(struct ib_cq *cq,
 						   struct ib_wc *wc))
 {
@@ -84,15 +84,21 @@ static struct sdp_buf *sdp_ring_alloc(struct ib_device *dev, unsigned int n,
 
 	if (!ring)
 		return NULL;
-	for (i = 0; i < n; i++) {
-		if (sdp_buf_alloc(dev, &ring[i], dir)) {
-			sdp_ring_free(dev, ring, n, dir);
-			return NULL;
-		}
+	for (i = 0; i < n; i++)
 		ring[i].cqe.done = done;
-	}
 	return ring;
 }
+
+/*
+ * Receive buffers a passive child posts before accept() takes it: what
+ * the HelloAck announces, room for a first burst of the peer's data.
+ * The rest of the receive ring, and the send ring, wait for accept()
+ * (sdp_conn_grow()), so that a listener's backlog of children that
+ * nobody accepts holds little memory, as TCP's holds little more than
+ * what the peer sent within its initial window.  A child sends nothing
+ * before accept(): it does not need a send ring.
+ */
+#define SDP_CHILD_RX_BUFS	4
 
 static void sdp_teardown_work(struct work_struct *work);
 
@@ -131,12 +137,63 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 }
 
 /*
- * Creates the verbs objects on the device the CM id was resolved to, and
- * posts the receive ring: both sides do this before sending Hello /
- * HelloAck, whose Bufs field announces the ring.  Socket lock held.  On
- * failure the caller frees what was made with sdp_conn_free_verbs().
+ * Gives the receive buffers up to @to their pages, and posts them (@post)
+ * or leaves them on rx_free, for sdp_rx_consumed() to post as receive
+ * space allows.  The buffers with pages stay a prefix of the ring, as
+ * sdp_ring_free() expects: conn->rx_bufs of them.
  */
-int sdp_conn_create_qp(struct sdp_conn *conn)
+static int sdp_conn_add_rx(struct sdp_conn *conn, unsigned int to, bool post)
+{
+	struct sdp_sock *ssk = sdp_sk(conn->sk);
+	struct sdp_buf *rx;
+	int ret;
+
+	while (conn->rx_bufs < to) {
+		rx = &conn->rx_ring[conn->rx_bufs];
+		ret = sdp_buf_alloc(conn->id->device, rx, DMA_FROM_DEVICE);
+		if (ret)
+			return ret;
+		conn->rx_bufs++;
+		WRITE_ONCE(ssk->ring_bufs, ssk->ring_bufs + 1);
+		if (!post) {
+			conn->rx_free[conn->rx_nfree++] = rx;
+			continue;
+		}
+		ret = sdp_rx_post(conn, rx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Gives the connection its send ring. */
+static int sdp_conn_alloc_tx(struct sdp_conn *conn)
+{
+	struct sdp_sock *ssk = sdp_sk(conn->sk);
+	unsigned int i;
+
+	conn->tx_ring = sdp_ring_alloc(sdp_tx_ring_size, sdp_tx_done);
+	if (!conn->tx_ring)
+		return -ENOMEM;
+	for (i = 0; i < sdp_tx_ring_size; i++) {
+		if (sdp_buf_alloc(conn->id->device, &conn->tx_ring[i],
+				  DMA_TO_DEVICE))
+			return -ENOMEM;
+		WRITE_ONCE(ssk->ring_bufs, ssk->ring_bufs + 1);
+	}
+	return 0;
+}
+
+/*
+ * Creates the verbs objects on the device the CM id was resolved to, and
+ * posts receive buffers: both sides do this before sending Hello /
+ * HelloAck, whose Bufs field announces them.  An active open gets its
+ * full rings; a passive @child SDP_CHILD_RX_BUFS receive buffers and no
+ * send ring until accept() takes it (sdp_conn_grow()).  Socket lock
+ * held.  On failure the caller frees what was made with
+ * sdp_conn_free_verbs().
+ */
+int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 {
 	struct rdma_cm_id *id = conn->id;
 	struct ib_qp_init_attr attr = {
@@ -152,7 +209,6 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 			.max_recv_sge	= 1,
 		},
 	};
-	unsigned int i;
 	int ret;
 
 	conn->pd = ib_alloc_pd(id->device, 0);
@@ -179,20 +235,38 @@ int sdp_conn_create_qp(struct sdp_conn *conn)
 
 	conn->rx_free = kcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
 				GFP_KERNEL);
-	conn->rx_ring = sdp_ring_alloc(id->device, sdp_rx_ring_size,
-				       DMA_FROM_DEVICE, sdp_rx_done);
-	conn->tx_ring = sdp_ring_alloc(id->device, sdp_tx_ring_size,
-				       DMA_TO_DEVICE, sdp_tx_done);
-	if (!conn->rx_free || !conn->rx_ring || !conn->tx_ring)
+	conn->rx_ring = sdp_ring_alloc(sdp_rx_ring_size, sdp_rx_done);
+	if (!conn->rx_free || !conn->rx_ring)
 		return -ENOMEM;
 
 	sdp_sk(conn->sk)->rx_posted = 0;
-	for (i = 0; i < sdp_rx_ring_size; i++) {
-		ret = sdp_rx_post(conn, &conn->rx_ring[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if (child)
+		return sdp_conn_add_rx(conn, min_t(unsigned int,
+						   sdp_rx_ring_size,
+						   SDP_CHILD_RX_BUFS), true);
+	ret = sdp_conn_add_rx(conn, sdp_rx_ring_size, true);
+	return ret ? : sdp_conn_alloc_tx(conn);
+}
+
+/*
+ * accept() took the passive child @sk: its connection gets its send ring
+ * and the rest of its receive ring, posted as receive space allows, as
+ * reposted buffers are, and a credit update tells the peer of them.
+ * Nothing to do once the connection is gone or going.  Socket lock held.
+ */
+int sdp_conn_grow(struct sock *sk)
+{
+	struct sdp_conn *conn = sdp_sk(sk)->conn;
+	int ret;
+
+	if (!conn || conn->dying || conn->tx_ring)
+		return 0;
+	ret = sdp_conn_alloc_tx(conn);
+	if (!ret)
+		ret = sdp_conn_add_rx(conn, sdp_rx_ring_size, false);
+	if (!ret)
+		sdp_rx_consumed(sk);
+	return ret;
 }
 
 /*
@@ -271,6 +345,8 @@ void sdp_conn_free_verbs(struct sdp_conn *conn)
 	conn->rx_ring = NULL;
 	conn->tx_ring = NULL;
 	conn->rx_free = NULL;
+	conn->rx_bufs = 0;
+	WRITE_ONCE(sdp_sk(conn->sk)->ring_bufs, 0);
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /proc/net/sdp: one line per SDP socket of the reader's namespace, in the
- * manner of /proc/net/tcp.
+ * manner of /proc/net/tcp; its last column, ring, is the memory (bytes)
+ * of the buffers its connection's rings hold.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -53,7 +54,7 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 	struct sdp_sock *ssk;
 	int sl = 0;
 
-	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode\n");
+	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode ring\n");
 	spin_lock(&sdp_sock_list_lock);
 	list_for_each_entry(ssk, &sdp_sock_list, node) {
 		struct sock *sk = &ssk->isk.sk;
@@ -63,11 +64,13 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 		seq_printf(seq, "%4d:", sl++);
 		sdp_proc_addr(seq, sk, false);
 		sdp_proc_addr(seq, sk, true);
-		seq_printf(seq, " %02X %08X:%08X %5u %lu\n",
+		seq_printf(seq, " %02X %08X:%08X %5u %lu %lu\n",
 			   inet_sk_state_load(sk), READ_ONCE(sk->sk_wmem_queued),
 			   READ_ONCE(ssk->rx_queued),
 			   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
-			   sock_i_ino(sk));
+			   sock_i_ino(sk),
+			   (unsigned long)READ_ONCE(ssk->ring_bufs) *
+			   sdp_buf_truesize());
 	}
 	spin_unlock(&sdp_sock_list_lock);
 	return 0;

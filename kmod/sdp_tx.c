@@ -146,7 +146,7 @@ void sdp_tx_control(struct sock *sk)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_conn *conn = ssk->conn;
 
-	if (!conn || conn->dying || !sdp_tx_slot_free(ssk))
+	if (!conn || conn->dying || !conn->tx_ring || !sdp_tx_slot_free(ssk))
 		return;
 
 	if (ssk->disconn_pending && ssk->tx_credits >= 2) {
