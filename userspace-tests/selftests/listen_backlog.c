@@ -15,6 +15,10 @@
  * a QP and its rings on the client for the RDMA CM's long REQ timeouts.)
  * Host B holds exactly the listener and BACKLOG + 1 children, however
  * many connects come; after an accept, a connect works again.
+ *
+ * The memory of children nobody accepts: an SDP child posts only a few
+ * receive buffers until accept() takes it, then gets its full rings, as
+ * the ring column of /proc/net/sdp shows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -335,6 +339,189 @@ TEST_F_TIMEOUT(backlog, relisten_mid_handshake, 120)
 	EXPECT_GT(100, round) TH_LOG("the listener refuses every connect");
 	accepted = 0;
 	ASSERT_EQ(0, accept_until(self, 1, &accepted));
+}
+
+/*
+ * The queued fixture: an SDP listener on host B that takes QUEUED
+ * children and accepts none until the test says so, and QUEUED clients
+ * from host A.
+ */
+#define QUEUED		16
+/* Receive buffers a child that nobody accepted may hold, at most. */
+#define CHILD_BUFS	8
+/* What each client sends before its child is accepted. */
+#define FIRST_BURST	20000
+
+FIXTURE(queued)
+{
+	int lfd;
+	int cfd[QUEUED];
+	int afd[QUEUED];
+	socklen_t blen;
+	struct sockaddr_storage b;
+};
+
+FIXTURE_SETUP(queued)
+{
+	int i;
+
+	for (i = 0; i < QUEUED; i++)
+		self->cfd[i] = self->afd[i] = -1;
+	self->lfd = stream_socket(1, AF_INET, 0);
+	STREAM_SKIP_WITHOUT_SDP(1, self->lfd);
+	ASSERT_LE(0, self->lfd);
+	ASSERT_EQ(0, stream_listen(self->lfd, AF_INET, &self->b, &self->blen));
+	ASSERT_EQ(0, listen(self->lfd, QUEUED));	/* not stream_listen()'s */
+}
+
+FIXTURE_TEARDOWN(queued)
+{
+	int i;
+
+	for (i = 0; i < QUEUED; i++) {
+		stream_close(&self->cfd[i]);
+		stream_close(&self->afd[i]);
+	}
+	stream_close(&self->lfd);
+}
+
+/* A module parameter of sdp.ko, or -1. */
+static long long sdp_param(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * The ring column (bytes) of the ESTABLISHED sockets of /proc/net/sdp
+ * whose local port (@remote: remote port) is @port, into @ring, at most
+ * @max of them.  Returns how many there are.
+ */
+static int rings_at(int port, int remote, long long *ring, int max)
+{
+	FILE *f = fopen("/proc/net/sdp", "r");
+	char line[512], addr[2][64];
+	unsigned int st, p;
+	long long r;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon;
+
+		if (sscanf(line, "%*s %63s %63s %x %*s %*s %*s %lld", addr[0],
+			   addr[1], &st, &r) != 4 || st != 1)
+			continue;
+		colon = strrchr(addr[remote], ':');
+		if (!colon || sscanf(colon + 1, "%x", &p) != 1 ||
+		    p != (unsigned int)port)
+			continue;
+		if (n < max)
+			ring[n] = r;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Waits until host B has @n children of the listener at @port up. */
+static int children_up(int port, int n)
+{
+	long long ring[QUEUED];
+	int i;
+
+	for (i = 0; i < STREAM_WAIT_MS / 10; i++) {
+		if (rings_at(port, 0, ring, QUEUED) == n)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * QUEUED children that nobody accepts, each after a first burst of data
+ * from its client: each holds at most CHILD_BUFS receive buffers (the
+ * ring column of /proc/net/sdp; MemAvailable is too coarse to tell, the
+ * per-CPU page lists alone move it by megabytes).  Once accepted, each
+ * child has its full rings, its client can fill far more than CHILD_BUFS
+ * buffers' worth into it before it reads, and every byte arrives, the
+ * first burst first; the child's sends arrive too.
+ */
+TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
+{
+	long long ring[QUEUED], rx_ring = sdp_param("rx_ring_size");
+	long long tx_ring = sdp_param("tx_ring_size"), buf, full;
+	int i, n, port = sdp_addr_port(&self->b);
+
+	ASSERT_LT(0, rx_ring);
+	ASSERT_LT(0, tx_ring);
+
+	for (i = 0; i < QUEUED; i++) {
+		uint64_t off = 0;
+
+		self->cfd[i] = stream_socket(1, AF_INET, 0);
+		ASSERT_LE(0, self->cfd[i]);
+		ASSERT_EQ(0, connect(self->cfd[i], (struct sockaddr *)&self->b,
+				     self->blen)) TH_LOG("connect %d: %s", i,
+							 strerror(errno));
+		ASSERT_EQ(0, stream_send_pattern(self->cfd[i], 30 + i, &off,
+						 FIRST_BURST, 0));
+	}
+	ASSERT_EQ(0, children_up(port, QUEUED));
+
+	/* A client's ring is full: it tells the size of one buffer. */
+	ASSERT_EQ(QUEUED, rings_at(port, 1, ring, QUEUED));
+	full = ring[0];
+	buf = full / (rx_ring + tx_ring);
+	ASSERT_LT(0, buf);
+	ASSERT_EQ(full, buf * (rx_ring + tx_ring));
+
+	/* Each child that nobody accepted holds a few buffers. */
+	ASSERT_EQ(QUEUED, rings_at(port, 0, ring, QUEUED));
+	for (i = 0; i < QUEUED; i++) {
+		EXPECT_LT(0, ring[i]);
+		EXPECT_GE(CHILD_BUFS * buf, ring[i]) TH_LOG("child %d", i);
+	}
+
+	/* Accepted: full rings, and data at the full window. */
+	for (i = 0; i < QUEUED; i++) {
+		self->afd[i] = accept(self->lfd, NULL, NULL);
+		ASSERT_LE(0, self->afd[i]);
+	}
+	ASSERT_EQ(QUEUED, rings_at(port, 0, ring, QUEUED));
+	for (i = 0; i < QUEUED; i++)
+		EXPECT_EQ(full, ring[i]) TH_LOG("child %d", i);
+
+	for (i = 0; i < QUEUED; i++) {
+		uint64_t off = FIRST_BURST, roff = 0;
+
+		/* The children were queued in the order the clients came. */
+		if (i == 0 || i == QUEUED - 1) {
+			ASSERT_EQ(0, stream_fill_sndbuf(self->cfd[i], 30 + i,
+							&off, 4 << 20));
+			EXPECT_LT(CHILD_BUFS * buf, (long long)off - FIRST_BURST)
+				TH_LOG("client %d", i);
+		}
+		n = off;
+		ASSERT_EQ(0, stream_recv_pattern(self->afd[i], 30 + i, &roff,
+						 n, 0)) TH_LOG("child %d", i);
+		off = roff = 0;
+		ASSERT_EQ(0, stream_send_pattern(self->afd[i], 60 + i, &off,
+						 100000, 0));
+		ASSERT_EQ(0, stream_recv_pattern(self->cfd[i], 60 + i, &roff,
+						 100000, 0));
+	}
 }
 
 TEST_HARNESS_MAIN
