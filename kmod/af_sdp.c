@@ -210,7 +210,7 @@ void sdp_child_destroy(struct sock *sk)
 	release_sock(lsk);
 
 	/* Never accepted: reset, as TCP resets its queued connections. */
-	sdp_conn_destroy(conn);
+	sdp_conn_destroy(conn, true);
 	sock_put(lsk);
 	sock_put(sk);
 }
@@ -242,7 +242,7 @@ static int sdp_release(struct socket *sock)
 	release_sock(sk);
 	sock->sk = NULL;
 
-	sdp_conn_destroy(conn);
+	sdp_conn_destroy(conn, true);
 	list_for_each_entry_safe(child, tmp, &children, accept_node) {
 		list_del_init(&child->accept_node);
 		sdp_child_destroy(&child->isk.sk);

@@ -332,9 +332,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child);
 int sdp_conn_grow(struct sock *sk);
 void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);
-void sdp_conn_free_verbs(struct sdp_conn *conn);
-void sdp_conn_free(struct sdp_conn *conn);
-void sdp_conn_destroy(struct sdp_conn *conn);
+void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
 void sdp_conn_teardown(struct sock *sk, unsigned long delay);
 

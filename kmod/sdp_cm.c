@@ -123,9 +123,7 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 
 	if (!conn)
 		return 0;
-	cancel_delayed_work_sync(&conn->teardown);
-	sdp_conn_free_verbs(conn);
-	sdp_conn_free(conn);
+	sdp_conn_destroy(conn, false);
 	return 1;
 }
 
@@ -180,11 +178,7 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 
 	if (!conn)
 		return 0;
-	cancel_delayed_work_sync(&conn->teardown);
-	cancel_delayed_work_sync(&conn->watchdog);
-	rdma_disconnect(id);
-	sdp_conn_free_verbs(conn);
-	sdp_conn_free(conn);
+	sdp_conn_destroy(conn, false);
 	return 1;
 }
 
@@ -206,10 +200,7 @@ static int sdp_child_abort(struct sock *sk)
 	sdp_sk(sk)->parent = NULL;
 	sock_put(lsk);
 
-	if (conn) {
-		sdp_conn_free_verbs(conn);
-		sdp_conn_free(conn);
-	}
+	sdp_conn_destroy(conn, false);
 	sock_put(sk);
 	return 1;
 }

@@ -191,7 +191,7 @@ static int sdp_conn_alloc_tx(struct sdp_conn *conn)
  * full rings; a passive @child SDP_CHILD_RX_BUFS receive buffers and no
  * send ring until accept() takes it (sdp_conn_grow()).  Socket lock
  * held.  On failure the caller frees what was made with
- * sdp_conn_free_verbs().
+ * sdp_conn_destroy().
  */
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 {
@@ -329,7 +329,7 @@ static void sdp_conn_drain(struct sdp_conn *conn)
  * so no completion handler touches a buffer after it is freed.  Must not
  * be called with the socket lock held.
  */
-void sdp_conn_free_verbs(struct sdp_conn *conn)
+static void sdp_conn_free_verbs(struct sdp_conn *conn)
 {
 	struct rdma_cm_id *id = conn->id;
 
@@ -357,36 +357,42 @@ void sdp_conn_free_verbs(struct sdp_conn *conn)
 	}
 }
 
-/* Frees what is left of a connection whose CM id is gone or going. */
-void sdp_conn_free(struct sdp_conn *conn)
+/*
+ * Tears a connection down and frees it, but for its teardown work, which
+ * is either not queued or this very call's caller: the watchdog stopped,
+ * a DREQ to the peer if there is a QP, the verbs objects freed, and the
+ * CM id destroyed if @destroy_id.
+ */
+static void __sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 {
 	struct sock *sk = conn->sk;
 
-	kfree(conn);
-	sock_put(sk);
-}
-
-static void __sdp_conn_destroy(struct sdp_conn *conn)
-{
 	cancel_delayed_work_sync(&conn->watchdog);
 	if (conn->id->qp)
 		rdma_disconnect(conn->id);
 	sdp_conn_free_verbs(conn);
-	rdma_destroy_id(conn->id);
-	sdp_conn_free(conn);
+	if (destroy_id)
+		rdma_destroy_id(conn->id);
+	kfree(conn);
+	sock_put(sk);
 }
 
-/*
- * Tears a connection taken with sdp_conn_take() down and frees it, CM id
- * included.  Waits for a CM handler and the teardown work, so it must not
- * be called with the socket lock held nor from a CM handler of this id.
+/**
+ * sdp_conn_destroy - tears a connection down and frees it
+ * @conn: a connection taken with sdp_conn_take(), or NULL
+ * @destroy_id: destroy its CM id too; false in a CM handler of that id,
+ *	which returns 1 for the CM to destroy it
+ *
+ * Waits for the teardown work, the watchdog and the completion handlers,
+ * and with @destroy_id for a CM handler of the id: must not be called
+ * with the socket lock held.
  */
-void sdp_conn_destroy(struct sdp_conn *conn)
+void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 {
 	if (!conn)
 		return;
 	cancel_delayed_work_sync(&conn->teardown);
-	__sdp_conn_destroy(conn);
+	__sdp_conn_destroy(conn, destroy_id);
 }
 
 /*
@@ -473,5 +479,5 @@ static void sdp_teardown_work(struct work_struct *work)
 	sdp_set_closed(sk);
 	release_sock(sk);
 
-	__sdp_conn_destroy(conn);
+	__sdp_conn_destroy(conn, true);
 }
