@@ -347,6 +347,7 @@ int sdp_read_sock(struct sock *sk, read_descriptor_t *desc,
 
 /* sdp_tx.c */
 void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+bool sdp_stream_memory_free(const struct sock *sk, int wake);
 bool sdp_writable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
 void sdp_tx_wakeup(struct sock *sk);

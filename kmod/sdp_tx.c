@@ -19,16 +19,28 @@ static bool sdp_tx_slot_free(const struct sdp_sock *ssk)
 }
 
 /*
- * Room for a Data message with payload: a send slot, send-buffer space,
- * and two credits, as the last one is kept for a credit update.  Read
- * without the socket lock by poll().
+ * The proto's stream_memory_free: what a Data message with payload needs
+ * beside send-buffer space (which sk_stream_memory_free() checks first):
+ * a send slot and two credits, as the last one is kept for a credit
+ * update.  In-kernel senders (SunRPC) ask it through
+ * sk_stream_memory_free() and sk_stream_is_writeable() before they wait
+ * for sk_write_space.
  */
-bool sdp_writable(const struct sock *sk)
+bool sdp_stream_memory_free(const struct sock *sk, int wake)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
-	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk) &&
-	       READ_ONCE(sk->sk_wmem_queued) < READ_ONCE(sk->sk_sndbuf);
+	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk);
+}
+
+/*
+ * Room for a Data message with payload: send-buffer space, a send slot
+ * and two credits.  Read without the socket lock by poll().
+ */
+bool sdp_writable(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_wmem_queued) < READ_ONCE(sk->sk_sndbuf) &&
+	       sdp_stream_memory_free(sk, 0);
 }
 
 /* The payload of one Data message at most. */
