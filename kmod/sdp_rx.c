@@ -216,7 +216,7 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	}
 	/* The peer may have given credits, or acknowledged our DisConn. */
 	sdp_tx_control(sk);
-	sdp_write_space(sk);
+	sdp_tx_wakeup(sk);
 }
 
 void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
