@@ -10,6 +10,8 @@
 #   make bench    deps, DKMS install, qperf/rstream figures from the bed
 #                 (a table and a plot; see userspace-tests/bench/run-bench)
 #   make read-sock-test  the in-kernel test modules (part of `make userspace`)
+#   make sunrpc-modules  the patched sunrpc.ko and nfs.ko (sunrpc-patches/build)
+#                 into build/sunrpc/KVER, for the tests (part of `make userspace`)
 #
 # KVER defaults to the newest installed Debian 6.1 kernel (the bed's).
 
@@ -28,6 +30,7 @@ KSFT     := $(KSRC)/tools/testing/selftests
 CHECKPATCH := $(KSRC)/scripts/checkpatch.pl
 
 KMOD_SRC := $(wildcard kmod/*.c kmod/*.h kmod/include/uapi/linux/*.h)
+SUNRPC_SRC := sunrpc-patches/build $(wildcard sunrpc-patches/*/*.patch)
 
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	       -I$(TOP)/kmod/include/uapi -I$(TOP)/userspace-tests/lib -isystem $(KSFT)
@@ -70,7 +73,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 .PHONY: all deps modules lint install uninstall userspace check demo shell clean \
-	bench read-sock-test
+	bench read-sock-test sunrpc-modules
 
 all: modules
 
@@ -109,7 +112,7 @@ DKMS_SRC := /usr/src/sdp-$(VERSION)
 install: deps $(INTERPOSER)
 	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
 	@rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
-	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(DKMS_SRC)/
+	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(SUNRPC_SRC) $(DKMS_SRC)/
 	@mkdir -p $(BUILD)
 	@{ dkms add sdp/$(VERSION) && dkms build sdp/$(VERSION) -k $(KVER) && \
 	   dkms install sdp/$(VERSION) -k $(KVER) --force; } >$(BUILD)/dkms.log 2>&1 || \
@@ -126,7 +129,7 @@ uninstall:
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "sdp $(VERSION) removed from DKMS"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test sunrpc-modules
 
 $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
 	@mkdir -p $(@D)
@@ -171,6 +174,14 @@ $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/
 		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $(RST_DIR)/*.ko; exit 1; fi
 	@echo "read-sock-test: $@"
+
+# The patched SunRPC modules, for the tests to insmod before DKMS installs
+# them; where the kernel source is missing, one line says how to get it.
+SUNRPC_OUT := $(BUILD)/sunrpc/$(KVER)
+sunrpc-modules: $(SUNRPC_OUT)/sunrpc.ko
+
+$(SUNRPC_OUT)/sunrpc.ko: $(SUNRPC_SRC) dkms.conf
+	@if sunrpc-patches/build --check $(KVER); then sunrpc-patches/build $(KVER); fi
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(TOP) clean || true
