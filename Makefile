@@ -133,11 +133,14 @@ uninstall:
 
 userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test sunrpc-modules
 
-$(BUILD)/selftests/%: userspace-tests/selftests/%.c $(KSRC)/.extracted
+# (every program rebuilt when a shared header changes)
+TEST_H   := $(wildcard userspace-tests/lib/*.h kmod/include/uapi/linux/*.h)
+
+$(BUILD)/selftests/%: userspace-tests/selftests/%.c $(TEST_H) $(KSRC)/.extracted
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread
 
-$(BUILD)/tools/%: userspace-tests/tools/%.c
+$(BUILD)/tools/%: userspace-tests/tools/%.c $(TEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread $(LDLIBS_$*)
 

@@ -18,11 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int sdp_socket(void)
-{
-	return socket(AF_INET_SDP, SOCK_STREAM, 0);
-}
-
 /*
  * build/tools/sdp_pair -q (with a time limit), and bed/net-setup (its
  * output kept in a log), found from this program's build/selftests/.
