@@ -18,13 +18,15 @@ sdp_wait_resources() {
     echo "before:"; echo "$1"; echo "now:"; echo "$now"; cat /proc/net/sdp; return 1
 }
 
-# Active objects of the SDP socket cache.
-sdp_socks() { awk '$1 == "SDP" { print $2; f = 1 } END { if (!f) print 0 }' /proc/slabinfo; }
+# SDP sockets alive in this namespace: /proc/net/sdp lists each from its
+# allocation to its destructor.  (The slab's active count is no measure:
+# SLUB counts the free objects of a CPU's own slab as active.)
+sdp_socks() { echo $(($(wc -l </proc/net/sdp) - 1)); }
 
 # sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
 # module and waits (bounded: closed connections are torn down from a work
-# item) until the caller's sdp_sockets_left says 0 and no SDP socket is
-# allocated beyond SOCKS_BEFORE.
+# item) until the caller's sdp_sockets_left says 0 and no more SDP sockets
+# are alive than SOCKS_BEFORE.
 sdp_test_module_unloads() {
     local mod=$1 dbg=$2 socks0=$3 n s _
     rmmod "$mod"
@@ -35,7 +37,7 @@ sdp_test_module_unloads() {
         ((n == 0 && s <= socks0)) && break
         sleep 0.2
     done
-    echo "SDP sockets allocated: $socks0 before the test, $s after"
+    echo "SDP sockets alive: $socks0 before the test, $s after"
     ((n == 0)) || { cat /proc/net/sdp; echo "$n SDP sockets left on the test's ports"; return 1; }
     ((s <= socks0)) || { echo "$((s - socks0)) SDP sockets leaked"; return 1; }
 }
