@@ -1,0 +1,115 @@
+#!/bin/bash
+# bench-nfs.sh: NFS sequential bandwidth for `make bench`, run in the same
+# guest after bench-guest.sh (KTAP: one case per transport).  nfsd on host
+# B serves a tmpfs over TCP and SDP on 2049 and RPC-over-RDMA on 20049
+# (the kernel's own xprtrdma, on the same rxe link); host A mounts it with
+# vers=4.2 and proto=tcp, proto=sdp and proto=rdma in turn, writes a file
+# of NFS_MIB MiB (dd, bs=1M, fsync), remounts so nothing is cached, and
+# reads it back.  The file read has the checksum of the file written; the
+# traffic took the path it should (SDP's byte counters for sdp, the rxe
+# packet counters for rdma).  Rows nfs_write_PROTO and nfs_read_PROTO,
+# size = the file's bytes, unit MB/s (10^6 bytes/s).
+# Env: SDP_BENCH_OUT (required), SDP_BENCH_RUNS, SDP_BENCH_NFS_MIB (0: no
+# NFS), SDP_BENCH_NFS_PROTOS (default "tcp sdp rdma").
+# shellcheck disable=SC2317  # (the cases run through ktap_run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/bed/hosts.env"
+. "$here/lib/sunrpc_modules.sh"
+. "$here/lib/sdp_nfs.sh"
+OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
+RUNS=${SDP_BENCH_RUNS:-3}
+NFS_MIB=${SDP_BENCH_NFS_MIB:-64}
+read -ra PROTOS <<<"${SDP_BENCH_NFS_PROTOS:-tcp sdp rdma}"
+CSV=$OUT/results.csv
+LOG=$OUT/bench.log
+WORK=/run/sdp-bench-nfs         # the guest's own tmpfs
+MNT=$WORK/mnt SRC=$WORK/src.bin
+RDMA_PORT=20049
+
+log() { printf '%s\n' "$*" >>"$LOG"; }
+sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
+rxe_pkts() { rdma statistic show link "$SDP_B_RDMA/1" | grep -oE " rcvd_pkts [0-9]+" | cut -d' ' -f3; }
+
+opts_for() {
+    local o="vers=4.2,addr=$SDP_B4,clientaddr=$SDP_A4,soft,timeo=600,retrans=2"
+    case $1 in
+    rdma) echo "$o,proto=rdma,port=$RDMA_PORT" ;;
+    *) echo "$o,proto=$1" ;;
+    esac
+}
+
+nfs_mount() { timeout -k 5 120 mount -i -t nfs4 -o "$(opts_for "$1")" "$SDP_B4:/" "$MNT"; }
+nfs_umount() { timeout -k 5 120 umount "$MNT" || umount -f -l "$MNT"; }
+
+# mbps BYTES NS
+mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.6g\n", b / (t / 1e9) / 1e6 }'; }
+
+# nfs_case PROTO: RUNS write-then-read runs of the file over PROTO
+nfs_case() {
+    local proto=$1 run t0 t1 want got sdp0 rxe0 w r ws=() rs=()
+    local bytes=$((NFS_MIB * 1048576))
+    want=$(sha256sum <"$SRC" | cut -d' ' -f1)
+    sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_pkts)
+    for ((run = 1; run <= RUNS; run++)); do
+        log "== nfs $proto run $run"
+        nfs_mount "$proto" || { echo "mount proto=$proto failed"; return 1; }
+        grep -q " $MNT .*proto=$proto," /proc/mounts || { grep " $MNT " /proc/mounts; echo "not proto=$proto"; nfs_umount; return 1; }
+        t0=$(date +%s%N)
+        timeout -k 5 600 dd if="$SRC" of="$MNT/file.bin" bs=1M conv=fsync status=none ||
+            { echo "write over $proto failed"; nfs_umount; return 1; }
+        t1=$(date +%s%N)
+        w=$(mbps "$bytes" $((t1 - t0)))
+        nfs_umount && nfs_mount "$proto" || { echo "remount over $proto failed"; return 1; }
+        t0=$(date +%s%N)
+        timeout -k 5 600 dd if="$MNT/file.bin" of=/dev/null bs=1M status=none ||
+            { echo "read over $proto failed"; nfs_umount; return 1; }
+        t1=$(date +%s%N)
+        r=$(mbps "$bytes" $((t1 - t0)))
+        got=$(sha256sum <"$MNT/file.bin" | cut -d' ' -f1)    # (from the page cache)
+        rm -f "$MNT/file.bin"
+        nfs_umount
+        [[ $got == "$want" ]] || { echo "the file read over $proto differs from the one written"; return 1; }
+        echo "nfs_write_$proto,$bytes,$run,$w,MB/s" >>"$CSV"
+        echo "nfs_read_$proto,$bytes,$run,$r,MB/s" >>"$CSV"
+        log "write $w MB/s, read $r MB/s"
+        ws+=("$w") rs+=("$r")
+    done
+    echo "nfs $proto, $NFS_MIB MiB: write ${ws[*]} MB/s, read ${rs[*]} MB/s"
+    case $proto in
+    sdp) (($(sdp_stat TxBytes) - sdp0 >= 2 * RUNS * bytes)) || { echo "the file did not cross SDP"; return 1; } ;;
+    rdma) (($(rxe_pkts) - rxe0 > RUNS * bytes / 4096)) || { echo "the file did not cross $SDP_B_RDMA"; return 1; } ;;
+    esac
+}
+
+setup() {
+    local l=()
+    mkdir -p "$WORK" "$MNT"
+    sunrpc_load_patched >>"$LOG"
+    modprobe -a nfsd nfsv4
+    [[ " ${PROTOS[*]} " == *" rdma "* ]] && modprobe rpcrdma
+    for p in "${PROTOS[@]}"; do
+        case $p in
+        rdma) l+=("rdma $RDMA_PORT") ;;
+        *) l+=("$p 2049") ;;
+        esac
+    done
+    nfs_server_start "$WORK/server" $((NFS_MIB * 2 + 16)) "${l[@]}" >>"$LOG"
+    head -c $((NFS_MIB * 1048576)) /dev/urandom >"$SRC"
+}
+
+# shellcheck disable=SC2329  # (the EXIT trap runs it)
+cleanup() {
+    ! mountpoint -q "$MNT" 2>/dev/null || nfs_umount || true
+    nfs_server_stop "$WORK/server"
+    rm -rf "$WORK"
+}
+
+((NFS_MIB > 0)) || { ktap_plan 0; ktap_finish; exit 0; }
+trap cleanup EXIT
+ktap_plan $((${#PROTOS[@]} + 1))
+ktap_run nfs_setup setup
+for p in "${PROTOS[@]}"; do ktap_run "nfs_$p" nfs_case "$p"; done
+ktap_finish
