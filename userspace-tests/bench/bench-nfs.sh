@@ -30,7 +30,6 @@ MNT=$WORK/mnt SRC=$WORK/src.bin
 RDMA_PORT=20049
 
 log() { printf '%s\n' "$*" >>"$LOG"; }
-sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
 rxe_pkts() { rdma statistic show link "$SDP_B_RDMA/1" | grep -oE " rcvd_pkts [0-9]+" | cut -d' ' -f3; }
 
 opts_for() {

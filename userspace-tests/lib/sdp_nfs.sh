@@ -5,11 +5,23 @@
 # rpc.mountd beside it; the daemons' pids and logs are kept in a folder.
 #   nfs_server_start DIR MIB LISTENER...   tmpfs of MIB MiB at DIR/export;
 #       nfsd listening on each LISTENER ("tcp 2049", "sdp 2049",
-#       "rdma 20049"); fails unless every one is in nfsd's portlist
+#       "rdma 20049"); fails unless every one is in nfsd's portlist.  As
+#       nfs-server.service does, rpc.nfsd opens the TCP listener, so that
+#       the NFS program is registered with rpcbind (under its TCP netids:
+#       the SDP twin, on the same port, registers nothing); the others are
+#       added through the portlist.  Neither nfsd's nor lockd's grace
+#       period holds the clients up (no one has state to reclaim).
 #   nfs_server_stop DIR    stops whatever nfs_server_start started, whatever
 #                          state a failed case left, and removes DIR
 #   nfs_export DIR         the exported folder (host B's view of the files)
+#   nfs_listen LISTENER... nfsd (running) listens on each LISTENER too
 # The patched sunrpc.ko and nfs.ko are loaded before (lib/sunrpc_modules.sh).
+# And what the client tests check on host A:
+#   sdp_stat NAME          SDP's counter NAME (/proc/net/sdpstats)
+#   sdp_hex ADDR           ADDR as /proc/net/sdp (and tcp, tcp6) print it
+#   nfs_sdp_conns ADDR     ESTABLISHED SDP connections from host A to ADDR:2049
+#   nfs_tcp_conns          ESTABLISHED TCP connections from or to port 2049
+#   nfs_op_count MNT OP    how many OP calls (NFS operation) the mount at MNT made
 
 NFSD_FS=/proc/fs/nfsd
 
@@ -34,9 +46,36 @@ nfs_server_start() {
     echo $! >"$dir/mountd.pid"
     echo 10 >"$NFSD_FS/nfsv4leasetime"
     echo 10 >"$NFSD_FS/nfsv4gracetime"
-    for l in "$@"; do echo "$l" >"$NFSD_FS/portlist"; done
-    echo 4 >"$NFSD_FS/threads"
+    # lockd's grace (no delegation is given while it lasts): its shortest,
+    # nlm_grace_period rounded up to nlm_timeout (lockd, a dependency of
+    # nfs.ko, is loaded; its service starts with nfsd's threads)
+    echo 3 >/proc/sys/fs/nfs/nlm_timeout
+    echo 1 >/proc/sys/fs/nfs/nlm_grace_period
+    nfsd_up "$dir" "$@"
     echo Y >"$NFSD_FS/v4_end_grace"    # no clients to wait for
+}
+
+# nfsd_up DIR LISTENER...: nfsd's threads started, listening on LISTENERs
+nfsd_up() {
+    local dir=$1 l tcp='' rest=()
+    shift
+    for l in "$@"; do
+        if [[ $l == "tcp "* && -z $tcp ]]; then tcp=${l#tcp }; else rest+=("$l"); fi
+    done
+    if [[ -n $tcp ]]; then
+        rpc.nfsd -p "$tcp" -U 4 >>"$dir/nfsd.log" 2>&1 || { cat "$dir/nfsd.log"; return 1; }
+        grep -qx "tcp $tcp" "$NFSD_FS/portlist" ||
+            { cat "$dir/nfsd.log" "$NFSD_FS/portlist"; echo "rpc.nfsd did not listen on tcp $tcp"; return 1; }
+        nfs_listen "${rest[@]}"
+    else
+        nfs_listen "$@"
+        echo 4 >"$NFSD_FS/threads"
+    fi
+}
+
+nfs_listen() {
+    local l
+    for l in "$@"; do echo "$l" >"$NFSD_FS/portlist"; done
     for l in "$@"; do
         grep -qx "$l" "$NFSD_FS/portlist" ||
             { cat "$NFSD_FS/portlist"; echo "nfsd does not listen on $l"; return 1; }
@@ -63,4 +102,44 @@ nfs_server_stop() {
     nfs_stop_daemon "$dir" rpcbind
     ! mountpoint -q "$dir/export" 2>/dev/null || umount "$dir/export" || true
     rm -rf "$dir"
+}
+
+sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
+
+# An IPv4 address: one 32-bit word; IPv6: four; each printed in the
+# (little-endian) host's byte order.
+sdp_hex() {
+    local a=$1 w g=() l=() r=()
+    if [[ $a != *:* ]]; then
+        IFS=. read -ra g <<<"$a"
+        printf '%02X%02X%02X%02X\n' "${g[3]}" "${g[2]}" "${g[1]}" "${g[0]}"
+        return
+    fi
+    if [[ $a == *::* ]]; then
+        IFS=: read -ra l <<<"${a%%::*}"
+        IFS=: read -ra r <<<"${a#*::}"
+        g=("${l[@]}")
+        for ((w = ${#l[@]} + ${#r[@]}; w < 8; w++)); do g+=(0); done
+        g+=("${r[@]}")
+    else
+        IFS=: read -ra g <<<"$a"
+    fi
+    for ((w = 0; w < 8; w += 2)); do
+        printf '%02X%02X%02X%02X' $((16#${g[w + 1]} & 255)) $((16#${g[w + 1]} >> 8)) \
+            $((16#${g[w]} & 255)) $((16#${g[w]} >> 8))
+    done
+    echo
+}
+
+nfs_sdp_conns() {
+    awk -v r="$(sdp_hex "$1"):0801" '$3 == r && $4 == "01"' /proc/net/sdp | wc -l
+}
+
+nfs_tcp_conns() { ss -Htn state established '( dport = :2049 or sport = :2049 )' | wc -l; }
+
+nfs_op_count() {
+    awk -v m="$1" -v op="$2:" '
+        $1 == "device" { mine = ($5 == m) }
+        mine && $1 == op { print $2; found = 1; exit }
+        END { if (!found) print 0 }' /proc/self/mountstats
 }
