@@ -72,6 +72,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/reuseport.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \
+	 userspace-tests/tests/nfs_faults.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 .PHONY: all deps modules lint install uninstall userspace check demo shell clean \

@@ -15,6 +15,11 @@
 #                          state a failed case left, and removes DIR
 #   nfs_export DIR         the exported folder (host B's view of the files)
 #   nfs_listen LISTENER... nfsd (running) listens on each LISTENER too
+#   nfs_restart DIR LISTENER...  nfsd restarted: its threads stopped
+#                          (which closes every listener and connection),
+#                          then started on the LISTENERs as by
+#                          nfs_server_start; NFSv4 clients get nfsd's grace
+#                          period to reclaim their state
 # The patched sunrpc.ko and nfs.ko are loaded before (lib/sunrpc_modules.sh).
 # And what the client tests check on host A:
 #   sdp_stat NAME          SDP's counter NAME (/proc/net/sdpstats)
@@ -80,6 +85,14 @@ nfs_listen() {
         grep -qx "$l" "$NFSD_FS/portlist" ||
             { cat "$NFSD_FS/portlist"; echo "nfsd does not listen on $l"; return 1; }
     done
+}
+
+nfs_restart() {
+    local dir=$1
+    shift
+    echo 0 >"$NFSD_FS/threads"
+    [[ -z $(cat "$NFSD_FS/portlist") ]] || { cat "$NFSD_FS/portlist"; echo "nfsd still listens"; return 1; }
+    nfsd_up "$dir" "$@"
 }
 
 # nfs_stop_daemon DIR NAME: kills the daemon whose pid nfs_server_start kept
