@@ -3,6 +3,9 @@
 # sunrpc-patches (lib/sunrpc_modules.sh).  Host B (lib/sdp_nfs.sh) runs
 # nfsd listening on TCP and SDP port 2049 (IPv4 and IPv6), rpcbind and
 # rpc.mountd beside it, and exports a tmpfs as the NFSv4 root.
+#  - A user-space NULL call to nfsd's NFS program (100003 v4) over netid
+#    sdp, with Debian's rpcinfo and the interposer: once through rpcbind's
+#    look-up, once to nfsd's universal address.
 #  - Host A mounts it with vers=4.2,proto=sdp, vers=4.1,proto=sdp and
 #    vers=4.2,proto=sdp6 to fd99::2 in turn (mount -i: Debian's mount.nfs
 #    refuses the netids, which its netconfig lacks), and on each one
@@ -31,6 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_rpc.sh"
 BYTES=${SDP_NFS_BYTES:-4194304}
 BIG_MIB=${SDP_NFS_BIG_MIB:-64}
 SMALL_FILES=${SDP_NFS_SMALL_FILES:-1000}
@@ -90,6 +94,39 @@ server_starts() {
     # one listener each for IPv4 and IPv6
     [[ $(grep -cx 'sdp 2049' "$NFSD_FS/portlist") == 2 && $(grep -cx 'tcp 2049' "$NFSD_FS/portlist") == 2 ]] ||
         { echo "nfsd does not listen on TCP and SDP 2049, IPv4 and IPv6"; return 1; }
+}
+
+# A NULL call to nfsd (100003 v4) with rpcinfo over netid sdp, through
+# rpcbind (which knows only the TCP twin: the interposer takes its port)
+# and to the universal address.  Each is one SDP connection to 2049 (the
+# counters of both ends grew by one open, bytes went over it); the second
+# needs no rpcbind, and no TCP connection is opened at all.
+rpc_null_user() {
+    local a0 p0 t0 tcp0 out uaddr
+    sdp_rpc_netconfig "$WORK"
+    rpcinfo -p "$SDP_B4" | grep -E '^ +100003 +4 +tcp +2049' ||
+        { rpcinfo -p "$SDP_B4"; echo "nfsd's v4 is not registered with rpcbind"; return 1; }
+    a0=$(sdp_stat ActiveOpens) p0=$(sdp_stat PassiveOpens) t0=$(sdp_stat TxBytes)
+    out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 60 rpcinfo -T sdp "$SDP_B4" 100003 4)
+    echo "rpcinfo -T sdp $SDP_B4 100003 4: $out"
+    [[ $out == "program 100003 version 4 ready and waiting" ]] || { echo "the NULL call failed"; return 1; }
+    echo "SDP: +$(($(sdp_stat ActiveOpens) - a0)) active, +$(($(sdp_stat PassiveOpens) - p0)) passive opens, +$(($(sdp_stat TxBytes) - t0)) bytes sent"
+    (($(sdp_stat ActiveOpens) == a0 + 1 && $(sdp_stat PassiveOpens) == p0 + 1)) ||
+        { echo "the call was not one SDP connection"; return 1; }
+    (($(sdp_stat TxBytes) > t0)) || { echo "no bytes went over SDP"; return 1; }
+
+    uaddr=$SDP_B4.8.1   # port 2049
+    a0=$(sdp_stat ActiveOpens) p0=$(sdp_stat PassiveOpens) t0=$(sdp_stat TxBytes)
+    tcp0=$(awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp)
+    out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 60 rpcinfo -T sdp -a "$uaddr" 100003 4)
+    echo "rpcinfo -T sdp -a $uaddr 100003 4: $out"
+    [[ $out == "program 100003 version 4 ready and waiting" ]] || { echo "the NULL call failed"; return 1; }
+    (($(sdp_stat ActiveOpens) == a0 + 1 && $(sdp_stat PassiveOpens) == p0 + 1)) ||
+        { echo "the call was not one SDP connection"; return 1; }
+    (($(sdp_stat TxBytes) > t0)) || { echo "no bytes went over SDP"; return 1; }
+    (($(awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp) == tcp0)) ||
+        { echo "a TCP connection was opened"; return 1; }
+    sdp_rpc_cleanup
 }
 
 # file_ops ADDR OPTS DIR: on a mount of OPTS to ADDR, in its folder DIR:
@@ -231,6 +268,7 @@ v42_sdp6() {
 stop_all() {
     ! mountpoint -q "$MNT" 2>/dev/null || umount "$MNT" || umount -f -l "$MNT" || true
     nfs_server_stop "$SERVER"
+    sdp_rpc_cleanup
     rm -rf "$WORK"
 }
 trap stop_all EXIT
@@ -248,9 +286,10 @@ stops_and_unloads() {
     ! module_loaded sunrpc || { echo "sunrpc is still loaded"; return 1; }
 }
 
-ktap_plan 6
+ktap_plan 7
 ktap_run modules_load modules_load
 ktap_run server_starts server_starts
+ktap_run rpc_null_user rpc_null_user
 ktap_run v4.2_sdp v42_sdp
 ktap_run v4.1_sdp v41_sdp
 ktap_run v4.2_sdp6 v42_sdp6
