@@ -11,6 +11,8 @@
 #  - host B's rxe device deleted (`rdma link delete`) under a write on a
 #    soft mount: the write fails with EIO once the soft timeouts run out;
 #    the bed restored (bed/net-setup), a new mount works;
+#  - the same on a hard mount: the write waits (the client retries) until
+#    the bed is restored, then completes, the file intact;
 #  - nfsd restarted (threads 0, then the listeners again) on a hard mount,
 #    between writes and during one: each time the client connects again
 #    over SDP (and never over TCP) and establishes its client ID anew
@@ -139,6 +141,7 @@ device_removed() {
     nfs_umount
     grep -qx 'sdp 2049' "$NFSD_FS/portlist" || { cat "$NFSD_FS/portlist"; echo "nfsd lost its SDP listener"; return 1; }
     round_trip "$SDP_B4" "vers=4.2,proto=sdp,soft,timeo=100,retrans=2" after-removal.bin
+    rm "$EXPORT/f"
 }
 
 # recovered OPENS0 EXID0: since SDP's ActiveOpens were OPENS0 and the
@@ -150,6 +153,35 @@ recovered() {
     ((opens >= 1 && exid >= 1)) || { echo "the client did not recover over SDP"; return 1; }
     [[ $(nfs_sdp_conns "$SDP_B4") == 1 && $(nfs_tcp_conns) == 0 ]] ||
         { cat /proc/net/sdp; echo "not one SDP connection (and no TCP)"; return 1; }
+}
+
+# host B's rxe device deleted during a write on a hard mount: the client
+# retries until the device is back, then the write completes
+device_removed_hard() {
+    local pid rc=0 n want
+    head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/src"
+    want=$(sum "$WORK/src")
+    nfs_mount "$SDP_B4" "vers=4.2,proto=sdp,hard,timeo=50,retrans=1"
+    timeout -k 5 300 dd if="$WORK/src" of="$MNT/g" bs=1M oflag=direct status=none &
+    pid=$!
+    grows_on_b g 1048576 || { kill "$pid"; return 1; }
+    timeout -k 5 60 rdma link delete "$SDP_B_RDMA"
+    n=$(stat -c %s "$EXPORT/g")
+    echo "$SDP_B_RDMA deleted with $n bytes on host B"
+    ((n < FAULT_MIB * 1048576)) || { echo "the write was over before"; return 1; }
+    sleep 10    # past a soft mount's timeouts (timeo=50,retrans=1)
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" || rc=$?; echo "the write ended (exit status $rc) without the device"; return 1; }
+    echo "the write still waits after 10 s, with $(stat -c %s "$EXPORT/g") bytes on host B"
+    "$here/bed/net-setup" >"$WORK/net-setup.log" 2>&1 || { cat "$WORK/net-setup.log"; echo "net-setup failed"; return 1; }
+    wait "$pid" || rc=$?
+    ((rc == 0)) || { echo "the write failed: exit status $rc"; return 1; }
+    [[ $(timeout -k 5 120 dd if="$MNT/g" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$want" &&
+        $(sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
+    echo "the write completed once the device was back; the file is intact on host A (O_DIRECT) and host B"
+    [[ $(nfs_sdp_conns "$SDP_B4") == 1 && $(nfs_tcp_conns) == 0 ]] ||
+        { cat /proc/net/sdp; echo "not one SDP connection (and no TCP)"; return 1; }
+    rm "$MNT/g"
+    nfs_umount
 }
 
 # nfsd restarted under a hard mount, between writes and during one
@@ -209,12 +241,13 @@ stops_and_unloads() {
     ! module_loaded sunrpc || { echo "sunrpc is still loaded"; return 1; }
 }
 
-ktap_plan 7
+ktap_plan 8
 ktap_run modules_load modules_load
 ktap_run server_starts server_starts
 ktap_run no_sdp_listener no_sdp_listener
 ktap_run no_rdma_device no_rdma_device
 ktap_run device_removed device_removed
+ktap_run device_removed_hard device_removed_hard
 ktap_run nfsd_restarted nfsd_restarted
 ktap_run stops_and_unloads stops_and_unloads
 ktap_finish
