@@ -236,7 +236,7 @@ backchannel() {
     exec {fd}<&-
     n1=$(nfs_op_count "$MNT" DELEGRETURN)
     echo "DELEGRETURN calls: $n0 -> $n1"
-    ((n1 == n0 + 1)) || { echo "the delegation was not returned"; return 1; }
+    ((n1 > n0)) || { echo "the delegation was not returned"; return 1; }
     ! grep -q 'type: deleg' "$c/states" || { cat "$c/states"; echo "the delegation is still held"; return 1; }
     [[ $(tail -n1 "$MNT/deleg.txt") == after ]] || { echo "host A does not see host B's write"; return 1; }
     rm "$MNT/deleg.txt"
