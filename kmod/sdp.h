@@ -278,9 +278,14 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 	return (struct sdp_sock *)sk;
 }
 
-/* Where received bytes start in an skb of the receive queue. */
+/*
+ * An skb of the receive queue: where its unread bytes start, and whether
+ * its payload was copied into pages of its own, whose room later small
+ * payloads may fill (sdp_rx.c).
+ */
 struct sdp_skb_cb {
 	u32	offset;
+	bool	copied;
 };
 
 #define SDP_SKB_CB(skb)	((struct sdp_skb_cb *)&((skb)->cb[0]))

@@ -368,6 +368,25 @@ TEST_F(opts, tcp_cork)
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, 2, &roff, 3030, 0));
 }
 
+/*
+ * Many small writes that the peer has not read yet fit in its buffers,
+ * as with TCP: they hold receive space for their bytes, not a buffer or
+ * a page each.  SO_SNDTIMEO makes a stall fail instead of hang.
+ */
+TEST_F(opts, small_writes_unread)
+{
+	enum { WRITES = 400, SIZE = 100 };
+	uint64_t off = 0, roff = 0;
+	int i;
+
+	ASSERT_EQ(0, set_timeo(self->cfd, SO_SNDTIMEO, 5000000));
+	for (i = 0; i < WRITES; i++)
+		ASSERT_EQ(0, stream_send_pattern(self->cfd, 4, &off, SIZE, 0));
+	ASSERT_EQ(0, stream_wait_bytes(self->afd, WRITES * SIZE, STREAM_WAIT_MS));
+	EXPECT_EQ(WRITES * SIZE, ioctl_int(self->afd, SIOCINQ));
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 4, &roff, WRITES * SIZE, 0));
+}
+
 /* TCP_NODELAY: small request/response exchanges, all intact. */
 TEST_F(opts, tcp_nodelay)
 {
