@@ -119,6 +119,10 @@ struct sdp_conn {
  * @tx_tail: send ring slots completed so far
  * @tx_unsignaled: the last message posted asked for no completion: until
  *	one that asks follows, nothing completes it nor those before it
+ * @tx_held: payload bytes in the send slot @tx_head that wait for more
+ *	before they are posted (sdp_tx.c); counted in sk_wmem_queued
+ * @tx_held_more: the last send that added to them had MSG_MORE
+ * @tx_held_stamp: when the held bytes began to wait
  * @rx_mseq: MSeq of the last message received
  * @rx_posted: receive buffers posted
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
@@ -184,6 +188,9 @@ struct sdp_sock {
 	u32			tx_head;
 	u32			tx_tail;
 	bool			tx_unsignaled;
+	u32			tx_held;
+	bool			tx_held_more;
+	unsigned long		tx_held_stamp;
 	u32			rx_mseq;
 	u32			rx_posted;
 	u32			rx_adv;
@@ -278,9 +285,14 @@ static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 	return (struct sdp_sock *)sk;
 }
 
-/* Where received bytes start in an skb of the receive queue. */
+/*
+ * An skb of the receive queue: where its unread bytes start, and whether
+ * its payload was copied into pages of its own, whose room later small
+ * payloads may fill (sdp_rx.c).
+ */
 struct sdp_skb_cb {
 	u32	offset;
+	bool	copied;
 };
 
 #define SDP_SKB_CB(skb)	((struct sdp_skb_cb *)&((skb)->cb[0]))
@@ -352,6 +364,8 @@ bool sdp_writable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
 void sdp_tx_wakeup(struct sock *sk);
 void sdp_tx_control(struct sock *sk);
+void sdp_tx_push(struct sock *sk);
+void sdp_tx_drop_held(struct sock *sk);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 
 /* sdp_close.c */

@@ -30,6 +30,7 @@ void sdp_set_closed(struct sock *sk)
 {
 	trace_sdp_close(sk);
 	sdp_sk(sk)->tx_credits = 0;
+	sdp_tx_drop_held(sk);
 	sk->sk_shutdown = SHUTDOWN_MASK;
 	sk->sk_state = TCP_CLOSE;
 	sk->sk_state_change(sk);

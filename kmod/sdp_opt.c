@@ -59,11 +59,19 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	lock_sock(sk);
 	switch (optname) {
 	case TCP_NODELAY:
-		/* Every send goes out at once: there is no Nagle to turn off. */
+		/*
+		 * SDP has no Nagle: a buffer is held back only while corked or
+		 * while a send is in flight (sdp_tx.c).  As TCP, setting it
+		 * sends what is held.
+		 */
 		ssk->nodelay = !!val;
+		if (val)
+			sdp_tx_push(sk);
 		break;
 	case TCP_CORK:
 		ssk->cork = !!val;
+		if (!val)
+			sdp_tx_push(sk);
 		break;
 	case TCP_MAXSEG:
 		if (val && (val < TCP_MIN_MSS || val > MAX_TCP_WINDOW))
@@ -197,11 +205,11 @@ int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	lock_sock(sk);
 	if (cmd == SIOCINQ)
 		answ = ssk->rx_queued;
-	else if (cmd == SIOCOUTQ)	/* sent, not yet at the peer */
+	else if (cmd == SIOCOUTQ)	/* written, not yet at the peer */
 		answ = sk->sk_wmem_queued -
 		       (ssk->tx_head - ssk->tx_tail) * sizeof(struct sdp_bsdh);
-	else				/* every byte is posted as it is written */
-		answ = 0;
+	else				/* held back, not yet posted */
+		answ = ssk->tx_held;
 	release_sock(sk);
 	return put_user(answ, (int __user *)arg);
 }

@@ -137,6 +137,31 @@ static struct sk_buff *sdp_rx_copy(const void *payload, u32 len)
 	return skb;
 }
 
+/*
+ * Adds @len bytes of payload to the copied skb at the tail of the receive
+ * queue if its last page has room, as TCP coalesces its receive queue:
+ * a stream of small messages then holds little more receive space than
+ * its bytes, not a page each (its truesize counts whole pages already).
+ */
+static bool sdp_rx_append(struct sock *sk, const void *payload, u32 len)
+{
+	struct sk_buff *skb = skb_peek_tail(&sk->sk_receive_queue);
+	skb_frag_t *frag;
+	u32 end;
+
+	if (!skb || !SDP_SKB_CB(skb)->copied || !skb_shinfo(skb)->nr_frags)
+		return false;
+	frag = &skb_shinfo(skb)->frags[skb_shinfo(skb)->nr_frags - 1];
+	end = skb_frag_off(frag) + skb_frag_size(frag);
+	if (end + len > PAGE_SIZE)
+		return false;
+	memcpy(skb_frag_address(frag) + skb_frag_size(frag), payload, len);
+	skb_frag_size_add(frag, len);
+	skb->len += len;
+	skb->data_len += len;
+	return true;
+}
+
 /* Queues the @len bytes of payload that arrived in @rx for the reader. */
 static void sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 			struct sdp_buf *rx, u32 len)
@@ -152,16 +177,20 @@ static void sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 	}
 	if (len >= sdp_rx_copybreak())
 		skb = sdp_rx_take_pages(conn, rx, len);
-	if (!skb)
+	if (!skb && !sdp_rx_append(sk, payload, len)) {
 		skb = sdp_rx_copy(payload, len);
-	if (!skb) {
-		sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
-			  "no memory for received data");
-		return;
+		if (!skb) {
+			sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
+				  "no memory for received data");
+			return;
+		}
+		SDP_SKB_CB(skb)->copied = true;
 	}
-	SDP_SKB_CB(skb)->offset = 0;
-	skb_set_owner_r(skb, sk);
-	__skb_queue_tail(&sk->sk_receive_queue, skb);
+	if (skb) {
+		SDP_SKB_CB(skb)->offset = 0;
+		skb_set_owner_r(skb, sk);
+		__skb_queue_tail(&sk->sk_receive_queue, skb);
+	}
 	sdp_sk(sk)->rx_queued += len;
 	sk->sk_data_ready(sk);
 }

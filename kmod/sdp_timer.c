@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SDP keepalive, TCP_USER_TIMEOUT and stalled transport, checked by a
- * per-connection watchdog that runs only while there is one to watch.
+ * SDP keepalive, TCP_USER_TIMEOUT, stalled transport and the ceiling of a
+ * cork, checked by a per-connection watchdog that runs only while there
+ * is one to watch.
  *
  * A posted send normally completes, or fails once the RC transport's
  * retries run out.  Soft-RoCE on a link that is down retries for ever
@@ -35,7 +36,7 @@ static bool sdp_watchdog_wanted(const struct sock *sk)
 
 	return sock_flag(sk, SOCK_KEEPOPEN) || ssk->user_timeout ||
 	       ssk->tx_head != ssk->tx_tail || ssk->conn->probe_inflight ||
-	       sdp_credit_blocked(sk);
+	       sdp_credit_blocked(sk) || ssk->tx_held;
 }
 
 static unsigned long sdp_keepidle(const struct sock *sk)
@@ -130,6 +131,11 @@ static void sdp_watchdog(struct work_struct *work)
 			  "sends do not complete");
 		goto out;
 	}
+	/* A cork holds the held bytes 200 ms at most. */
+	if (ssk->tx_held)
+		sdp_tx_control(sk);
+	if (conn->dying)
+		goto out;
 	if (sdp_credit_blocked(sk) && !conn->probe_inflight &&
 	    time_after_eq(now, ssk->probe_stamp + HZ))
 		sdp_probe(sk, conn);

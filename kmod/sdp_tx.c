@@ -3,6 +3,18 @@
  * SDP send path: Data messages copied into the send ring (buffered copy),
  * the control messages (credit updates, DisConn), credit accounting with
  * the last-credit rule, and the write-space wake-ups.
+ *
+ * A send buffer that is not full may be held back for more, as TCP holds
+ * a segment that is not full: while the program corks (TCP_CORK, or
+ * MSG_MORE on its last send), and while a send that asks for a completion
+ * is in flight, as TCP's autocorking holds a segment while earlier ones
+ * have not left the host.  An in-kernel sender such as SunRPC's server,
+ * which writes a reply a page at a time, so fills whole buffers instead
+ * of sending one message per page.  The held bytes lie in the send slot
+ * tx_head, counted in sk_wmem_queued; they are posted when the slot
+ * fills, when the completion comes, when the cork is removed or has held
+ * them for 200 ms (checked by the watchdog), before a writer waits for
+ * room, before DisConn, and with a credit update that is due.
  */
 #include <linux/uio.h>
 #include <net/sock.h>
@@ -51,31 +63,37 @@ static u32 sdp_tx_payload_max(const struct sdp_sock *ssk)
 	return ssk->user_mss ? min_t(u32, max, ssk->user_mss) : max;
 }
 
+/* Held bytes wait no longer than this under TCP_CORK or MSG_MORE (tcp(7)). */
+#define SDP_CORK_CEILING	(HZ / 5)
+
 /* At most this many sends in a row go without a completion. */
 #define SDP_TX_SIGNAL_EVERY	8
 
 /*
- * Whether the send of @len bytes about to be posted asks for a completion.
- * One completion frees its slot and every one before it, so most sends
- * of a stream go without; but the last one a sender posts before it stops
+ * Whether the send about to be posted asks for a completion.  One
+ * completion frees its slot and every one before it, so most sends of a
+ * stream go without; but the last one a sender posts before it stops
  * (@more false) or may have to wait, for a slot, send-buffer space or a
  * credit (and may give up waiting), must ask, or nothing would free them.
+ * (sk_wmem_queued counts the payload already: sdp_sendmsg().)
  */
-static bool sdp_tx_signal(const struct sock *sk, u32 len, bool more)
+static bool sdp_tx_signal(const struct sock *sk, bool more)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
 	return !more || (ssk->tx_head + 1) % SDP_TX_SIGNAL_EVERY == 0 ||
 	       ssk->tx_credits <= 2 ||
 	       ssk->tx_head + 1 - ssk->tx_tail >= sdp_tx_ring_size ||
-	       sk->sk_wmem_queued + len >= READ_ONCE(sk->sk_sndbuf);
+	       sk->sk_wmem_queued + sizeof(struct sdp_bsdh) >=
+	       READ_ONCE(sk->sk_sndbuf);
 }
 
 /*
- * Posts the message whose payload (@payload bytes) is already in the next
- * send slot; @more: the caller posts another right after.  Every message
- * tells the peer our posted buffers and the last message we received.
- * Socket lock held; the caller checked for a credit and a slot.
+ * Posts the message whose payload (@payload bytes: the held ones, or 0)
+ * is already in the next send slot; @more: the caller posts another right
+ * after.  Every message tells the peer our posted buffers and the last
+ * message we received.  Socket lock held; the caller checked for a credit
+ * and a slot.
  */
 static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 		    u32 payload, bool more)
@@ -94,7 +112,7 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 
 	tx->len = sizeof(*bsdh) + payload;
 	tx->seq = ssk->tx_head;
-	if (sdp_tx_signal(sk, tx->len, more))
+	if (sdp_tx_signal(sk, more))
 		wr.send_flags = IB_SEND_SIGNALED;
 	bsdh->mid = mid;
 	bsdh->flags = 0;
@@ -122,7 +140,9 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	ssk->tx_credits--;
 	ssk->rx_adv = ssk->rx_posted;
 	ssk->rx_since_adv = 0;
-	sk_wmem_queued_add(sk, tx->len);
+	if (payload)
+		ssk->tx_held = 0;
+	sk_wmem_queued_add(sk, sizeof(*bsdh));	/* the payload is counted */
 	sdp_stat_msg(sock_net(sk), SDP_MIB_TX_MSG, mid);
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	return 0;
@@ -143,8 +163,83 @@ static bool sdp_credit_update_due(const struct sdp_sock *ssk)
 	       (peer_view < 2 || peer_view * 3 < ssk->rx_posted * 2);
 }
 
+/* Whether the held bytes may wait for more.  Socket lock held. */
+static bool sdp_tx_hold(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (ssk->cork || ssk->tx_held_more)
+		return time_before(jiffies,
+				   ssk->tx_held_stamp + SDP_CORK_CEILING);
+	/* The completion of the last send pushes them (sdp_tx_done()). */
+	return ssk->tx_head != ssk->tx_tail && !ssk->tx_unsignaled;
+}
+
 /*
- * Sends the control messages that are due: a pending DisConn (it takes
+ * Posts the held bytes, unless they may wait and @force is false; the
+ * last credit is kept for a credit update.  A send that cannot be posted
+ * aborts the connection.  Socket lock held; there is a slot: the held
+ * bytes are in it.
+ */
+static void sdp_tx_push_held(struct sock *sk, struct sdp_conn *conn,
+			     bool force)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (!ssk->tx_held || ssk->tx_credits < 2 || (!force && sdp_tx_hold(sk)))
+		return;
+	if (sdp_post(sk, conn, SDP_MID_DATA, ssk->tx_held, false))
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+			  "cannot post a send");
+}
+
+/*
+ * Whatever holds the held bytes back, they go now (TCP_CORK cleared,
+ * TCP_NODELAY set: TCP pushes its pending frames).  Socket lock held.
+ */
+void sdp_tx_push(struct sock *sk)
+{
+	struct sdp_conn *conn = sdp_sk(sk)->conn;
+
+	if (conn && !conn->dying && conn->tx_ring)
+		sdp_tx_push_held(sk, conn, true);
+}
+
+/*
+ * The connection is gone: the bytes it held will never be sent, as TCP
+ * purges its write queue.  Socket lock held.
+ */
+void sdp_tx_drop_held(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	sk_wmem_queued_add(sk, -(int)ssk->tx_held);
+	ssk->tx_held = 0;
+}
+
+/*
+ * A control message takes the next send slot: bytes held in it move on
+ * to the one after, if that one is free.  Rare: the held bytes go with
+ * the message instead whenever there are credits for them.
+ */
+static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
+{
+	const size_t hdr = sizeof(struct sdp_bsdh);
+	struct sdp_buf *from, *to;
+
+	if (!ssk->tx_held)
+		return true;
+	if (ssk->tx_head + 1 - ssk->tx_tail >= sdp_tx_ring_size)
+		return false;
+	from = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
+	to = &conn->tx_ring[(ssk->tx_head + 1) % sdp_tx_ring_size];
+	memcpy(to->data + hdr, from->data + hdr, ssk->tx_held);
+	return true;
+}
+
+/*
+ * Sends what is due: the held bytes, when they need not wait or must go
+ * before a DisConn or with a credit update; a pending DisConn (it takes
  * two credits, so it is never the message that uses the last one), or a
  * credit update, for which the last credit is kept.  A sender that left
  * with its last message unsignaled (a bad address ended its copy) gets a
@@ -157,11 +252,17 @@ void sdp_tx_control(struct sock *sk)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_conn *conn = ssk->conn;
+	bool force;
 
 	if (!conn || conn->dying || !conn->tx_ring || !sdp_tx_slot_free(ssk))
 		return;
 
-	if (ssk->disconn_pending && ssk->tx_credits >= 2) {
+	force = ssk->disconn_pending || sdp_credit_update_due(ssk);
+	sdp_tx_push_held(sk, conn, force);
+	if (conn->dying || !sdp_tx_slot_free(ssk))
+		return;
+
+	if (ssk->disconn_pending && !ssk->tx_held && ssk->tx_credits >= 2) {
 		if (!sdp_post(sk, conn, SDP_MID_DISCONN, 0, false)) {
 			ssk->disconn_pending = false;
 			ssk->disconn_sent = true;
@@ -170,6 +271,7 @@ void sdp_tx_control(struct sock *sk)
 	}
 	if (ssk->tx_credits >= 1 &&
 	    (ssk->tx_unsignaled || sdp_credit_update_due(ssk)) &&
+	    sdp_tx_free_slot(ssk, conn) &&
 	    !sdp_post(sk, conn, SDP_MID_DATA, 0, false))
 		sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 }
@@ -246,7 +348,11 @@ static void sdp_set_nospace(struct sock *sk)
 	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 }
 
-/* Follows tcp_sendmsg_locked(): copies, and sends as it goes. */
+/*
+ * Follows tcp_sendmsg_locked(): copies into the send slot, posts each
+ * buffer that fills, and leaves the last one to sdp_tx_control(), which
+ * holds it back or posts it.
+ */
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -274,6 +380,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		struct sdp_conn *conn = ssk->conn;
 		struct sdp_buf *tx;
 		size_t chunk;
+		u32 max;
 
 		err = -EPIPE;
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) || !conn)
@@ -292,6 +399,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		}
 
 		if (!sdp_writable(sk)) {
+			/* As TCP pushes before it waits for memory. */
+			sdp_tx_push_held(sk, conn, true);
 			if (ssk->tx_credits <= 1) {
 				sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_STALLS);
 				trace_sdp_credit_stall(sk, ssk->tx_credits,
@@ -311,29 +420,48 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			continue;
 		}
 
-		tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
-		chunk = min_t(size_t, msg_data_left(msg), sdp_tx_payload_max(ssk));
-		/* A bad address ends the copy: the bytes before it are sent. */
-		got = copy_from_iter(tx->data + sizeof(struct sdp_bsdh), chunk,
-				     &msg->msg_iter);
-		err = -EFAULT;
-		if (!got)
-			break;
-		err = sdp_post(sk, conn, SDP_MID_DATA, got,
-			       got == chunk && msg_data_left(msg) > 0);
-		if (err) {
+		max = sdp_tx_payload_max(ssk);
+		if (ssk->tx_held < max) {
+			tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
+			chunk = min_t(size_t, msg_data_left(msg),
+				      max - ssk->tx_held);
+			/* A bad address ends the copy: the bytes before it are sent. */
+			got = copy_from_iter(tx->data + sizeof(struct sdp_bsdh) +
+					     ssk->tx_held, chunk, &msg->msg_iter);
+			err = -EFAULT;
+			if (!got)
+				break;
+			if (!ssk->tx_held)
+				ssk->tx_held_stamp = jiffies;
+			ssk->tx_held += got;
+			sk_wmem_queued_add(sk, got);
+			copied += got;
+			if (got < chunk)
+				break;
+		}
+		/*
+		 * A full buffer goes now; the one before a last partial buffer,
+		 * which may be held, asks for the completion that pushes it.
+		 */
+		if (ssk->tx_held >= max &&
+		    sdp_post(sk, conn, SDP_MID_DATA, ssk->tx_held,
+			     msg_data_left(msg) >= max)) {
 			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
 				  "cannot post a send");
+			err = -ECONNRESET;
 			break;
 		}
-		copied += got;
-		err = -EFAULT;
-		if (got < chunk)
-			break;
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
-	/* Whatever ended the loop, what was posted asks for a completion. */
+	if (copied)
+		ssk->tx_held_more = flags & MSG_MORE;
+	/*
+	 * Whatever ended the loop, what was posted asks for a completion, and
+	 * the held bytes go unless they may wait; the watchdog ends a cork.
+	 */
 	sdp_tx_control(sk);
+	if (ssk->tx_held)
+		sdp_watchdog_arm(sk);
 	if (copied) {
 		release_sock(sk);
 		return copied;

@@ -137,6 +137,22 @@ static inline int sdp_sysctl_int(const char *path)
 }
 
 /* A blocking SDP stream socket of any address family. */
+/* A counter of /proc/net/sdpstats, or -1. */
+static inline long long sdp_stat(const char *name)
+{
+	FILE *f = fopen("/proc/net/sdpstats", "r");
+	long long v, found = -1;
+	char key[64];
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 static inline int sdp_socket(void)
 {
 	return socket(AF_INET_SDP, SOCK_STREAM, 0);

@@ -72,22 +72,6 @@ FIXTURE_TEARDOWN(backlog)
 	stream_close(&self->lfd);
 }
 
-/* A counter of /proc/net/sdpstats, or -1. */
-static long long sdp_stat(const char *name)
-{
-	FILE *f = fopen("/proc/net/sdpstats", "r");
-	long long v, found = -1;
-	char key[64];
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
-}
-
 /* Lines of /proc/net/sdp whose local port is @port: the sockets there. */
 static int sdp_sockets_at(int port)
 {

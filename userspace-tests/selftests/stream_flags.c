@@ -10,8 +10,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -289,14 +291,20 @@ TEST_F(flags, eof_after_last_byte)
 	EXPECT_EQ(0, read(self->afd, buf, sizeof(buf)));
 }
 
-/* MSG_MORE holds data back only until a send without it. */
+/*
+ * MSG_MORE holds data back, written but not sent (SIOCOUTQNSD), only
+ * until a send without it.
+ */
 TEST_F(flags, msg_more)
 {
 	char buf[300];
 	uint64_t off = 0;
+	int unsent = -1;
 
 	stream_fill(buf, 200, 9, 0);
 	ASSERT_EQ(100, send(self->cfd, buf, 100, MSG_MORE));
+	EXPECT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &unsent));
+	EXPECT_EQ(100, unsent);
 	ASSERT_EQ(100, send(self->cfd, buf + 100, 100, 0));
 	ASSERT_EQ(0, stream_recv_pattern(self->afd, 9, &off, 200, 0));
 	EXPECT_EQ(-1, recv(self->afd, buf, sizeof(buf), MSG_DONTWAIT));

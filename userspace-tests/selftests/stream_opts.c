@@ -353,7 +353,11 @@ TEST_F_TIMEOUT(opts, so_sndtimeo, 120)
 	free(buf);
 }
 
-/* TCP_CORK holds small writes back; uncorking sends them, intact. */
+/*
+ * TCP_CORK holds small writes back, written but not sent (SIOCOUTQ and
+ * SIOCOUTQNSD count them, the peer has nothing); uncorking sends them,
+ * intact.
+ */
 TEST_F(opts, tcp_cork)
 {
 	uint64_t off = 0, roff = 0;
@@ -363,9 +367,77 @@ TEST_F(opts, tcp_cork)
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 10, 0));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 20, 0));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 3000, 0));
+	EXPECT_EQ(3030, ioctl_int(self->cfd, SIOCOUTQNSD));
+	EXPECT_EQ(3030, ioctl_int(self->cfd, SIOCOUTQ));
+	EXPECT_EQ(0, ioctl_int(self->afd, SIOCINQ));
 	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
 	EXPECT_EQ(0, get_int(self->cfd, SOL_TCP, TCP_CORK));
+	EXPECT_EQ(0, ioctl_int(self->cfd, SIOCOUTQNSD));
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, 2, &roff, 3030, 0));
+}
+
+/* A cork holds data 200 ms at most (tcp(7)): it arrives, still corked. */
+TEST_F(opts, tcp_cork_ceiling)
+{
+	uint64_t off = 0, roff = 0;
+
+	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
+	ASSERT_EQ(0, stream_send_pattern(self->cfd, 3, &off, 100, 0));
+	EXPECT_EQ(100, ioctl_int(self->cfd, SIOCOUTQNSD));
+	ASSERT_EQ(0, stream_wait_bytes(self->afd, 100, STREAM_WAIT_MS));
+	EXPECT_EQ(0, ioctl_int(self->cfd, SIOCOUTQNSD));
+	EXPECT_EQ(1, get_int(self->cfd, SOL_TCP, TCP_CORK));
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 3, &roff, 100, 0));
+}
+
+/*
+ * Many small writes that the peer has not read yet fit in its buffers,
+ * as with TCP: they hold receive space for their bytes, not a buffer or
+ * a page each.  SO_SNDTIMEO makes a stall fail instead of hang.
+ */
+TEST_F(opts, small_writes_unread)
+{
+	enum { WRITES = 400, SIZE = 100 };
+	uint64_t off = 0, roff = 0;
+	int i;
+
+	ASSERT_EQ(0, set_timeo(self->cfd, SO_SNDTIMEO, 5000000));
+	for (i = 0; i < WRITES; i++)
+		ASSERT_EQ(0, stream_send_pattern(self->cfd, 4, &off, SIZE, 0));
+	ASSERT_EQ(0, stream_wait_bytes(self->afd, WRITES * SIZE, STREAM_WAIT_MS));
+	EXPECT_EQ(WRITES * SIZE, ioctl_int(self->afd, SIOCINQ));
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 4, &roff, WRITES * SIZE, 0));
+}
+
+/*
+ * Corked small writes fill whole Data messages: a few for many writes
+ * (counted in /proc/net/sdpstats, where both hosts count: the receiver's
+ * Data messages are credit updates), the stream intact.
+ */
+TEST_F(opts, tcp_cork_fills_messages)
+{
+	enum { WRITES = 400, SIZE = 100 };
+	uint64_t off = 0, roff = 0;
+	long long data0, updates0, msgs;
+	int i;
+
+	if (!variant->sdp)
+		SKIP(return, "counts SDP's messages; TCP's segments are not counted here");
+	data0 = sdp_stat("TxMsgData");
+	updates0 = sdp_stat("CreditUpdates");
+	ASSERT_LE(0, data0);
+	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
+	for (i = 0; i < WRITES; i++)
+		ASSERT_EQ(0, stream_send_pattern(self->cfd, 4, &off, SIZE, 0));
+	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
+	ASSERT_EQ(0, stream_recv_pattern(self->afd, 4, &roff, WRITES * SIZE, 0));
+	msgs = sdp_stat("TxMsgData") - data0 -
+	       (sdp_stat("CreditUpdates") - updates0);
+	TH_LOG("%d corked writes of %d bytes went in %lld Data messages",
+	       WRITES, SIZE, msgs);
+	/* 40000 bytes fill three 16 KiB buffers; the 200 ms ceiling may add one. */
+	EXPECT_LE(1, msgs);
+	EXPECT_GE(8, msgs);
 }
 
 /* TCP_NODELAY: small request/response exchanges, all intact. */
