@@ -149,7 +149,7 @@ $(INTERPOSER): $(TIRPC_SDP_SRC) libtirpc-patches/rpc_sdp.h
 	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -shared -fPIC -fvisibility=hidden \
 		-o $@ $(TIRPC_SDP_SRC) -ltirpc -ldl -lpthread
 
-$(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h
+$(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h userspace-tests/rpc/sdp_bw_proto.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -o $@ $< -ltirpc -lpthread
 
