@@ -70,6 +70,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
 	 userspace-tests/tests/rpc_user.sh \
+	 userspace-tests/tests/rpc_kernel.sh \
 	 $(BUILD)/selftests/listen_backlog \
 	 userspace-tests/tests/scale.sh \
 	 userspace-tests/tests/reuseport.sh \
