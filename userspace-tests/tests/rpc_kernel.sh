@@ -131,6 +131,8 @@ k2k() {
 
 k2k_tcp() {
     k2k tcp "$SDP_B4" 0 write 1
+    k2k tcp "$SDP_B4" "$KPORT" write 4 1048576
+    k2k tcp "$SDP_B4" 0 read 1 4096
     k2k tcp "$SDP_B4" "$KPORT" read 4
 }
 
@@ -146,6 +148,8 @@ k2k_sdp_read() {
 
 k2k_sdp6() {
     k2k sdp6 "$SDP_B6" 0 write 1 4096
+    k2k sdp6 "$SDP_B6" "$KPORT" write 4
+    k2k sdp6 "$SDP_B6" 0 read 1 1048576
     k2k sdp6 "$SDP_B6" "$KPORT" read 4 131072
 }
 
