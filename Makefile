@@ -4,12 +4,15 @@
 #   make demo     deps, DKMS install, SDP between the bed's two hosts
 #   make deps     install what the rest needs (idempotent; run by the above)
 #   make modules  build sdp.ko in place, for development
-#   make lint     sparse (C=2), W=1 and checkpatch --strict on kmod/
+#   make lint     sparse (C=2), W=1 and checkpatch --strict on kmod/;
+#                 checkpatch --strict on the test modules under userspace-tests/
 #   make install / uninstall   DKMS install / removal for the guest kernel
 #   make shell    an interactive shell in the test bed
 #   make bench    deps, DKMS install, qperf/rstream figures from the bed
 #                 (a table and a plot; see userspace-tests/bench/run-bench)
 #   make read-sock-test  the in-kernel test modules (part of `make userspace`)
+#   make krpc-bw-test    the kernel RPC bandwidth client and server modules
+#                 (part of `make userspace`)
 #   make sunrpc-modules  the patched sunrpc.ko and nfs.ko (sunrpc-patches/build)
 #                 into build/sunrpc/KVER, for the tests (part of `make userspace`)
 #
@@ -67,6 +70,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
 	 userspace-tests/tests/rpc_user.sh \
+	 userspace-tests/tests/rpc_kernel.sh \
 	 $(BUILD)/selftests/listen_backlog \
 	 userspace-tests/tests/scale.sh \
 	 userspace-tests/tests/reuseport.sh \
@@ -76,7 +80,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 .PHONY: all deps modules lint install uninstall userspace check demo shell clean \
-	bench read-sock-test sunrpc-modules
+	bench read-sock-test krpc-bw-test sunrpc-modules
 
 all: modules
 
@@ -107,6 +111,8 @@ lint: deps
 		{ cat $(BUILD)/lint.log; exit 1; }
 	@if grep -E 'warning:|error:' $(BUILD)/lint.log; then exit 1; fi
 	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KMOD_SRC)
+	@echo "lint: checkpatch --strict on the test modules"
+	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KRPC_LINT)
 	@echo "lint: clean"
 
 # A fresh copy of the tree under /usr/src each time, so DKMS never builds
@@ -132,7 +138,8 @@ uninstall:
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "sdp $(VERSION) removed from DKMS"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test sunrpc-modules
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test krpc-bw-test \
+	   sunrpc-modules
 
 # (every program rebuilt when a shared header changes)
 TEST_H   := $(wildcard userspace-tests/lib/*.h kmod/include/uapi/linux/*.h)
@@ -150,7 +157,7 @@ $(INTERPOSER): $(TIRPC_SDP_SRC) libtirpc-patches/rpc_sdp.h
 	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -shared -fPIC -fvisibility=hidden \
 		-o $@ $(TIRPC_SDP_SRC) -ltirpc -ldl -lpthread
 
-$(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h
+$(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h userspace-tests/rpc/sdp_bw_proto.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -o $@ $< -ltirpc -lpthread
 
@@ -180,6 +187,24 @@ $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/
 		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $(RST_DIR)/*.ko; exit 1; fi
 	@echo "read-sock-test: $@"
+
+# The kernel ends of the RPC bandwidth program (rpc_kernel.sh, the bench),
+# built the same way; they share the program's header with the libtirpc
+# programs.
+KRPC_SRC := $(wildcard userspace-tests/kmod-rpc-bw/*.c userspace-tests/kmod-rpc-bw/*.h) \
+	    userspace-tests/kmod-rpc-bw/Kbuild
+KRPC_HDR := userspace-tests/rpc/sdp_bw_proto.h
+KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC))
+KRPC_DIR := $(BUILD)/kmod-rpc-bw
+krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko
+
+$(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR)
+	@rm -rf $(KRPC_DIR) && mkdir -p $(KRPC_DIR)
+	@cp $(KRPC_SRC) $(KRPC_DIR)/
+	@$(MAKE) -C $(KDIR) M=$(KRPC_DIR) SDP_RPC_INCLUDE=$(TOP)/userspace-tests/rpc C=1 W=1 modules \
+		>$(KRPC_DIR)/build.log 2>&1 || { cat $(KRPC_DIR)/build.log; exit 1; }
+	@if grep -E 'warning:|error:' $(KRPC_DIR)/build.log; then rm -f $(KRPC_DIR)/*.ko; exit 1; fi
+	@echo "krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko $(KRPC_DIR)/sdp_krpc_bw_client.ko"
 
 # The patched SunRPC modules, for the tests to insmod before DKMS installs
 # them; where the kernel source is missing, one line says how to get it.

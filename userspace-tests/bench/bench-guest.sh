@@ -12,7 +12,11 @@
 # unit B/conn).  Then user-space RPC bandwidth, the RPC bandwidth programs
 # with Debian's libtirpc and the interposer over netids tcp and sdp, a
 # multi-threaded server on host B (rpc_case; rows rpc_user_NETID_cCONNS,
-# size = the block size, unit MB/s).
+# size = the block size, unit MB/s).  Then kernel RPC bandwidth, the
+# kernel RPC bandwidth modules (kmod-rpc-bw/) on the patched sunrpc.ko:
+# WRITE calls from the client module on host A, a thread per connection,
+# to the server module on host B (krpc_case; rows rpc_kernel_NETID_cCONNS)
+# and to the multi-threaded user server (rows rpc_k2u_NETID_cCONNS).
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_RPC_BLOCKS,
@@ -23,6 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_rpc.sh"
+. "$here/lib/sunrpc_modules.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -35,6 +40,10 @@ read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
 read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
 RPC_PORT=20051                              # the RPC server's, tcp and sdp
+KRPC_PORT=20050                             # the kernel RPC server's
+KRPC_DIR=$here/../build/kmod-rpc-bw
+KRPC_DBG=/sys/kernel/debug/sdp_krpc_bw_client
+KRPC_STATS=/sys/kernel/debug/sdp_krpc_bw_server/stats
 MANY=$here/../build/tools/sdp_many
 PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
@@ -77,16 +86,23 @@ check_qperf_server() {
 }
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 stop_all() {
-    if [[ -n $rpcserver ]]; then
-        kill "$rpcserver" 2>/dev/null || true
-        wait "$rpcserver" 2>/dev/null || true
+    local pid
+    if module_loaded sdp_krpc_bw_client; then
+        rmmod sdp_krpc_bw_client sdp_krpc_bw_server 2>/dev/null || true
+    fi
+    if [[ -f $STATE/rpcserver.pid ]]; then
+        pid=$(cat "$STATE/rpcserver.pid")
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         sdp_rpc_cleanup
     fi
+    rm -rf "$STATE"
     [[ -z $qserver ]] && return
     pkill -P "$qserver" 2>/dev/null || true
     kill "$qserver" 2>/dev/null || true
     wait "$qserver" 2>/dev/null || true
 }
+STATE=$(mktemp -d)    # what the cases' subshells leave for the others
 trap stop_all EXIT
 
 # Counters that show where the traffic went: Soft-RoCE packets both ways,
@@ -189,14 +205,13 @@ bench_case() {
 
 # The RPC bandwidth server on host B: multi-threaded, tcp and sdp on one
 # port, found by port (no rpcbind).
-rpcserver=
+# (started from a case's subshell: its pid is kept in $STATE)
 start_rpc_server() {
-    local out
-    out=$(mktemp -d)
-    sdp_rpc_netconfig "$out"
+    [[ ! -f $STATE/rpcserver.pid ]] || return 0
+    sdp_rpc_netconfig "$STATE"
     LD_PRELOAD=$SDP_RPC_PRELOAD "$here/../build/rpc/rpc_bw_server" -m -R -p "$RPC_PORT" tcp sdp \
         >>"$OUT/rpc-server.log" 2>&1 &
-    rpcserver=$!
+    echo $! >"$STATE/rpcserver.pid"
     for _ in $(seq 50); do
         grep -q '^ready' "$OUT/rpc-server.log" && return 0
         sleep 0.2
@@ -209,7 +224,7 @@ start_rpc_server() {
 # by the server, and a damaged one fails the run.
 rpc_case() {
     local netid=$1 conns=$2 block=$3 run out mbps vals=()
-    [[ -n $rpcserver ]] || start_rpc_server
+    start_rpc_server
     for ((run = 1; run <= RUNS; run++)); do
         log "== rpc $netid conns $conns block $block run $run"
         out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$here/../build/rpc/rpc_bw_client" \
@@ -221,6 +236,60 @@ rpc_case() {
         vals+=("$mbps")
     done
     echo "rpc $netid x$conns, $block B blocks: ${vals[*]} MB/s"
+}
+
+# The kernel RPC modules: the server module on the bed's addresses (TCP
+# and SDP listeners on KRPC_PORT, registered with rpcbind), a thread for
+# each connection of the most a run uses; the client module.
+start_krpc() {
+    local max=1 c
+    for c in "${RPC_CONNS[@]}"; do ((c > max)) && max=$c; done
+    sdp_rpc_rpcbind
+    sunrpc_load_patched >>"$LOG"
+    insmod "$KRPC_DIR/sdp_krpc_bw_server.ko" port=$KRPC_PORT threads="$max"
+    insmod "$KRPC_DIR/sdp_krpc_bw_client.ko"
+}
+
+# field NAME LINE: the value of NAME=... in LINE
+field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
+
+# krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls
+# of BLOCK bytes from the client module over CONNS connections, to the
+# server module (KIND kernel) or the user server (KIND k2u); a run fails
+# unless every call succeeded and the server module counted every byte
+# intact (the user server's count is in rpc-server.log).
+krpc_case() {
+    local kind=$1 netid=$2 conns=$3 block=$4 run res port=$KRPC_PORT total b0 b1 bad0 mbps vals=()
+    total=$((RPC_MIB * 1048576))
+    module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
+        { echo "cannot load the kernel RPC modules (see bench.log)"; return 1; }
+    if [[ $kind == k2u ]]; then
+        start_rpc_server
+        port=$RPC_PORT
+    fi
+    for ((run = 1; run <= RUNS; run++)); do
+        log "== rpc_$kind $netid conns $conns block $block run $run"
+        b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
+        # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
+        if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
+             "$SDP_B4 $port $netid write $block $total $conns" "$KRPC_DBG/run" 2>>"$LOG"; then
+            echo "the run failed: $(tail -n1 "$LOG"), $(cat "$KRPC_DBG/result")"; return 1
+        fi
+        res=$(cat "$KRPC_DBG/result")
+        log "$res"
+        [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
+           $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
+            { echo "the run failed: $res"; return 1; }
+        if [[ $kind == kernel ]]; then
+            b1=$(field bytes "$(cat "$KRPC_STATS")")
+            (($(field bad "$(cat "$KRPC_STATS")") == bad0 && b1 - b0 == total)) ||
+                { echo "the server module counted $((b1 - b0)) bytes intact, want $total"; return 1; }
+        fi
+        mbps=$(awk -v b="$total" -v ns="$(field ns "$res")" 'BEGIN { printf "%.2f", b * 1e3 / ns }')
+        echo "rpc_${kind}_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
+        vals+=("$mbps")
+    done
+    echo "rpc $kind $netid x$conns, $block B blocks: ${vals[*]} MB/s"
 }
 
 # meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
@@ -309,6 +378,13 @@ if ((RPC_MIB > 0)); then
             cases+=("rpc_tcp $conns $(bytes "$block")" "rpc_sdp $conns $(bytes "$block")")
         done
     done
+    for kind in kernel k2u; do
+        for conns in "${RPC_CONNS[@]}"; do
+            for block in "${RPC_BLOCKS[@]}"; do
+                cases+=("krpc_$kind tcp $conns $(bytes "$block")" "krpc_$kind sdp $conns $(bytes "$block")")
+            done
+        done
+    done
 fi
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)
@@ -319,6 +395,7 @@ for c in "${cases[@]}"; do
     case $c in
     *_idle\ *) ktap_run "${c/ /_}" idle_case "${c%%_*}" ;;
     rpc_*) ktap_run "${c// /_}" rpc_case ${c#rpc_} ;;
+    krpc_*) ktap_run "${c// /_}" krpc_case ${c#krpc_} ;;
     *) ktap_run "${c/ /_}" bench_case $c ;;
     esac
     check_qperf_server

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The RPC bandwidth program as both ends speak it, user space (libtirpc:
+ * sdp_rpc_bw.h) and kernel (kmod-rpc-bw/): the program, its procedures
+ * and the content of a block.  Plain C, header-only.
+ *
+ * Procedures (XDR):
+ *   NULL   void -> void
+ *   WRITE  { u32 stream; u32 seq; opaque data<> } -> u32 (0: intact)
+ *   READ   { u32 stream; u32 seq; u32 len } -> { u32 stream; u32 seq;
+ *          opaque data<> }, the block (stream, seq) of len bytes
+ *   STATS  void -> { u64 blocks; u64 bad_blocks; u64 bytes }: the WRITE
+ *          blocks the server received intact, damaged, and the intact
+ *          ones' payload
+ *   NETID  void -> string: the netid of the server's end of the call
+ *
+ * A block of stream S, sequence number N is a pseudo-random pattern
+ * seeded by (S, N): the 32-bit words of xorshift32 in host byte order
+ * (the bed's hosts are alike), the last one cut short.  Whoever receives
+ * a block checks it without a copy of what was sent, and a receiver that
+ * gets it in pieces checks piece after piece (struct sdp_bw_pattern).
+ */
+#ifndef SDP_BW_PROTO_H
+#define SDP_BW_PROTO_H
+
+#ifdef __KERNEL__
+#include <linux/string.h>
+#include <linux/types.h>
+#else
+#include <stddef.h>
+#include <string.h>
+#include <linux/types.h>
+#endif
+
+#define SDP_BW_PROG	0x20005344	/* a number from the user range */
+#define SDP_BW_VERS	1
+
+#define SDP_BW_NULL	0
+#define SDP_BW_WRITE	1	/* block to the server: u32 0 if intact */
+#define SDP_BW_READ	2	/* block from the server, client checks */
+#define SDP_BW_STATS	3	/* what the server received so far */
+#define SDP_BW_NETID	4	/* the netid of the server's transport */
+#define SDP_BW_NPROCS	5
+
+/* The largest block a libtirpc end takes; the kernel's take 1 MiB. */
+#define SDP_BW_MAX_BLOCK	(4u << 20)
+/* Room for a netid in NETID's reply ("sdp6" and the like). */
+#define SDP_BW_NETID_MAX	16
+
+static inline __u32 sdp_bw_seed(__u32 stream, __u32 seq)
+{
+	__u32 x = stream * 2654435761u ^ seq * 40503u ^ 0x9e3779b9u;
+
+	return x ? x : 1;
+}
+
+/* xorshift32: the next word of the pattern. */
+static inline __u32 sdp_bw_next(__u32 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/*
+ * Where a block's pattern is: the generator, and the word being used,
+ * of which @used bytes went out already (4: none left).
+ */
+struct sdp_bw_pattern {
+	__u32 x;
+	__u32 word;
+	unsigned int used;
+};
+
+static inline void sdp_bw_pattern_init(struct sdp_bw_pattern *p,
+				       __u32 stream, __u32 seq)
+{
+	p->x = sdp_bw_seed(stream, seq);
+	p->word = 0;
+	p->used = 4;
+}
+
+/* The next byte of the pattern. */
+static inline unsigned char sdp_bw_pattern_byte(struct sdp_bw_pattern *p)
+{
+	if (p->used == 4) {
+		p->word = sdp_bw_next(&p->x);
+		p->used = 0;
+	}
+	return ((const unsigned char *)&p->word)[p->used++];
+}
+
+/* Writes the next @len bytes of the pattern to @buf. */
+static inline void sdp_bw_pattern_fill(struct sdp_bw_pattern *p, void *buf,
+				       size_t len)
+{
+	unsigned char *b = buf;
+	__u32 x, w;
+
+	while (len && p->used != 4) {
+		*b++ = sdp_bw_pattern_byte(p);
+		len--;
+	}
+	x = p->x;
+	for (; len >= 4; len -= 4, b += 4) {
+		w = sdp_bw_next(&x);
+		memcpy(b, &w, 4);
+	}
+	p->x = x;
+	while (len--)
+		*b++ = sdp_bw_pattern_byte(p);
+}
+
+/* 1 if the next @len bytes of the pattern are those at @buf, else 0. */
+static inline int sdp_bw_pattern_check(struct sdp_bw_pattern *p,
+				       const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	__u32 x, w, got;
+
+	while (len && p->used != 4) {
+		if (*b++ != sdp_bw_pattern_byte(p))
+			return 0;
+		len--;
+	}
+	x = p->x;
+	for (; len >= 4; len -= 4, b += 4) {
+		w = sdp_bw_next(&x);
+		memcpy(&got, b, 4);
+		if (got != w)
+			return 0;
+	}
+	p->x = x;
+	while (len--)
+		if (*b++ != sdp_bw_pattern_byte(p))
+			return 0;
+	return 1;
+}
+
+/* Block (@stream, @seq) of @len bytes, to @buf. */
+static inline void sdp_bw_fill(void *buf, __u32 len, __u32 stream, __u32 seq)
+{
+	struct sdp_bw_pattern p;
+
+	sdp_bw_pattern_init(&p, stream, seq);
+	sdp_bw_pattern_fill(&p, buf, len);
+}
+
+/* 1 if @buf holds block (@stream, @seq) of @len bytes. */
+static inline int sdp_bw_intact(const void *buf, __u32 len, __u32 stream,
+				__u32 seq)
+{
+	struct sdp_bw_pattern p;
+
+	sdp_bw_pattern_init(&p, stream, seq);
+	return sdp_bw_pattern_check(&p, buf, len);
+}
+
+#endif
