@@ -141,8 +141,10 @@ uninstall:
 userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test krpc-bw-test \
 	   sunrpc-modules
 
-# (every program rebuilt when a shared header changes)
-TEST_H   := $(wildcard userspace-tests/lib/*.h kmod/include/uapi/linux/*.h)
+# (every program rebuilt when a shared header changes; sdp_ktest.h is the
+# test modules')
+TEST_H   := $(filter-out userspace-tests/lib/sdp_ktest.h, \
+	      $(wildcard userspace-tests/lib/*.h kmod/include/uapi/linux/*.h))
 
 $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(TEST_H) $(KSRC)/.extracted
 	@mkdir -p $(@D)
@@ -175,15 +177,18 @@ bench: deps install userspace
 
 # The in-kernel test modules (read_sock.sh, reuseport.sh): a copy of their
 # folder under build/, built for the bed's kernel with W=1 and sparse, and
-# never installed (the tests insmod them from there).
+# never installed (the tests insmod them from there).  They share the
+# plumbing of their debugfs files (sdp_ktest.h) with the RPC client.
+KTEST_HDR := userspace-tests/lib/sdp_ktest.h
 RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-read-sock/Kbuild
 RST_DIR := $(BUILD)/kmod-read-sock
 read-sock-test: $(RST_DIR)/sdp_read_sock_test.ko
 
-$(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/*.h)
+$(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(KTEST_HDR) $(wildcard kmod/include/uapi/linux/*.h)
 	@rm -rf $(RST_DIR) && mkdir -p $(RST_DIR)
 	@cp $(RST_SRC) $(RST_DIR)/
-	@$(MAKE) -C $(KDIR) M=$(RST_DIR) SDP_INCLUDE=$(TOP)/kmod/include C=1 W=1 modules \
+	@$(MAKE) -C $(KDIR) M=$(RST_DIR) SDP_INCLUDE=$(TOP)/kmod/include \
+		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib C=1 W=1 modules \
 		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $(RST_DIR)/*.ko; exit 1; fi
 	@echo "read-sock-test: $@"
@@ -194,14 +199,15 @@ $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(wildcard kmod/include/uapi/linux/
 KRPC_SRC := $(wildcard userspace-tests/kmod-rpc-bw/*.c userspace-tests/kmod-rpc-bw/*.h) \
 	    userspace-tests/kmod-rpc-bw/Kbuild
 KRPC_HDR := userspace-tests/rpc/sdp_bw_proto.h
-KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC))
+KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC)) $(KTEST_HDR)
 KRPC_DIR := $(BUILD)/kmod-rpc-bw
 krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko
 
-$(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR)
+$(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR) $(KTEST_HDR)
 	@rm -rf $(KRPC_DIR) && mkdir -p $(KRPC_DIR)
 	@cp $(KRPC_SRC) $(KRPC_DIR)/
-	@$(MAKE) -C $(KDIR) M=$(KRPC_DIR) SDP_RPC_INCLUDE=$(TOP)/userspace-tests/rpc C=1 W=1 modules \
+	@$(MAKE) -C $(KDIR) M=$(KRPC_DIR) SDP_RPC_INCLUDE=$(TOP)/userspace-tests/rpc \
+		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib C=1 W=1 modules \
 		>$(KRPC_DIR)/build.log 2>&1 || { cat $(KRPC_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(KRPC_DIR)/build.log; then rm -f $(KRPC_DIR)/*.ko; exit 1; fi
 	@echo "krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko $(KRPC_DIR)/sdp_krpc_bw_client.ko"

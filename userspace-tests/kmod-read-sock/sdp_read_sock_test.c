@@ -34,7 +34,6 @@
  * the CRC-32 of zlib.
  */
 #include <linux/crc32.h>
-#include <linux/debugfs.h>
 #include <linux/highmem.h>
 #include <linux/inet.h>
 #include <linux/in6.h>
@@ -52,6 +51,8 @@
 #include <net/tcp_states.h>
 
 #include <uapi/linux/sdp.h>
+
+#include "sdp_ktest.h"
 
 static unsigned int actor_max = 1000;
 module_param(actor_max, uint, 0644);
@@ -71,6 +72,7 @@ MODULE_PARM_DESC(timeout_s, "Seconds a run waits without progress before it give
 #define RST_BVEC_PAGES		5
 #define RST_BVEC_OFFSET		100	/* of the first page: not aligned */
 #define RST_RESULT_SIZE		512
+#define RST_CMD_SIZE		128	/* a command line and its NUL */
 
 enum rst_mode {
 	RST_READ_SOCK,
@@ -139,7 +141,6 @@ struct rst_run {
 	void		(*saved_state_change)(struct sock *sk);
 };
 
-static struct dentry *rst_dir;
 static DEFINE_MUTEX(rst_run_lock);	/* one run at a time */
 static DEFINE_MUTEX(rst_result_lock);
 static char rst_result[RST_RESULT_SIZE] = "none\n";
@@ -612,7 +613,7 @@ static void rst_report(struct rst_run *run, const struct proto_ops *ops,
 }
 
 /* "ADDR PORT BYTES MODE [tcp]": one run, its outcome in rst_result. */
-static int rst_do_run(char *cmd)
+static int rst_do_run(const char *cmd)
 {
 	char addr[64], mode[16], fam[8] = "sdp";
 	struct sockaddr_storage ss;
@@ -673,64 +674,33 @@ static int rst_do_run(char *cmd)
 	return 0;
 }
 
-static ssize_t rst_run_write(struct file *file, const char __user *ubuf,
-			     size_t count, loff_t *ppos)
-{
-	char cmd[128];
-	int ret;
-
-	if (!count || count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-
-	if (!mutex_trylock(&rst_run_lock))
-		return -EBUSY;
-	ret = rst_do_run(strim(cmd));
-	mutex_unlock(&rst_run_lock);
-	return ret ? ret : count;
-}
-
-static ssize_t rst_result_read(struct file *file, char __user *ubuf,
-			       size_t count, loff_t *ppos)
-{
-	ssize_t ret;
-
-	mutex_lock(&rst_result_lock);
-	ret = simple_read_from_buffer(ubuf, count, ppos, rst_result,
-				      strlen(rst_result));
-	mutex_unlock(&rst_result_lock);
-	return ret;
-}
-
-static const struct file_operations rst_run_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= rst_run_write,
-	.llseek	= no_llseek,
+static struct sdp_ktest_cmd rst_run_cmd = {
+	.run	= rst_do_run,
+	.lock	= &rst_run_lock,
+	.size	= RST_CMD_SIZE,
+	.busy	= true,
 };
 
-static const struct file_operations rst_result_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rst_result_read,
-	.llseek	= default_llseek,
+static struct sdp_ktest_text rst_result_text = {
+	.buf	= rst_result,
+	.size	= sizeof(rst_result),
+	.lock	= &rst_result_lock,
+};
+
+static const struct sdp_ktest_file rst_files[] = {
+	{ .name = "run",	.cmd = &rst_run_cmd },
+	{ .name = "result",	.text = &rst_result_text },
 };
 
 static int __init rst_init(void)
 {
-	rst_dir = debugfs_create_dir("sdp_read_sock_test", NULL);
-	if (IS_ERR(rst_dir))
-		return PTR_ERR(rst_dir);
-	debugfs_create_file("run", 0200, rst_dir, NULL, &rst_run_fops);
-	debugfs_create_file("result", 0444, rst_dir, NULL, &rst_result_fops);
-	return 0;
+	return sdp_ktest_init("sdp_read_sock_test", rst_files,
+			      ARRAY_SIZE(rst_files));
 }
 
 static void __exit rst_exit(void)
 {
-	debugfs_remove_recursive(rst_dir);
+	sdp_ktest_exit();
 }
 
 module_init(rst_init);

@@ -18,7 +18,6 @@
  *           connections accepted by each, whether each is open, and the
  *           first error its accept met other than -EAGAIN (0 if none)
  */
-#include <linux/debugfs.h>
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <linux/module.h>
@@ -29,8 +28,11 @@
 
 #include <uapi/linux/sdp.h>
 
+#include "sdp_ktest.h"
+
 #define RPT_LISTENERS	2
 #define RPT_BACKLOG	16
+#define RPT_CMD_SIZE	64	/* a command line and its NUL */
 
 /**
  * struct rpt_listener - one listener and what it accepted
@@ -49,8 +51,7 @@ struct rpt_listener {
 };
 
 static struct rpt_listener rpt_listeners[RPT_LISTENERS];
-static DEFINE_MUTEX(rpt_lock);	/* opens and closes the listeners */
-static struct dentry *rpt_dir;
+static DEFINE_MUTEX(rpt_lock);	/* opens and closes the listeners; rpt_counts */
 
 /* Accepts and closes all that is queued; the socket stays until we end. */
 static void rpt_accept_work(struct work_struct *work)
@@ -133,7 +134,7 @@ static int rpt_open_one(struct rpt_listener *l, struct sockaddr_in *sin)
 }
 
 /* "ADDR PORT": both listeners, or none and an error. */
-static int rpt_listen(char *cmd)
+static int rpt_listen(const char *cmd)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	char addr[16];
@@ -159,7 +160,7 @@ static int rpt_listen(char *cmd)
 	return ret;
 }
 
-static int rpt_close1(char *cmd)
+static int rpt_close1(const char *cmd)
 {
 	if (!rpt_listeners[0].sock)
 		return -ENOTCONN;
@@ -167,7 +168,7 @@ static int rpt_close1(char *cmd)
 	return 0;
 }
 
-static int rpt_close_all(char *cmd)
+static int rpt_close_all(const char *cmd)
 {
 	int i;
 
@@ -176,63 +177,50 @@ static int rpt_close_all(char *cmd)
 	return 0;
 }
 
-/* What a write to one of the control files does. */
-struct rpt_control {
-	int (*op)(char *cmd);
-};
-
-static struct rpt_control rpt_listen_ctl = { rpt_listen };
-static struct rpt_control rpt_close1_ctl = { rpt_close1 };
-static struct rpt_control rpt_close_ctl = { rpt_close_all };
-
-static ssize_t rpt_write(struct file *file, const char __user *ubuf,
-			 size_t count, loff_t *ppos)
-{
-	struct rpt_control *ctl = file->private_data;
-	char cmd[64];
-	int ret;
-
-	if (!count || count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-
-	mutex_lock(&rpt_lock);
-	ret = ctl->op(strim(cmd));
-	mutex_unlock(&rpt_lock);
-	return ret ? ret : count;
-}
-
-static ssize_t rpt_counts_read(struct file *file, char __user *ubuf,
-			       size_t count, loff_t *ppos)
+/* What the counts file shows, written before each read under rpt_lock. */
+static void rpt_counts_update(char *buf, size_t size)
 {
 	struct rpt_listener *l = rpt_listeners;
-	char buf[160];
-	int len;
 
-	mutex_lock(&rpt_lock);
-	len = scnprintf(buf, sizeof(buf),
-			"listener1=%d listener2=%d open1=%d open2=%d error1=%d error2=%d\n",
-			atomic_read(&l[0].accepted), atomic_read(&l[1].accepted),
-			!!l[0].sock, !!l[1].sock, atomic_read(&l[0].error),
-			atomic_read(&l[1].error));
-	mutex_unlock(&rpt_lock);
-	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+	scnprintf(buf, size,
+		  "listener1=%d listener2=%d open1=%d open2=%d error1=%d error2=%d\n",
+		  atomic_read(&l[0].accepted), atomic_read(&l[1].accepted),
+		  !!l[0].sock, !!l[1].sock, atomic_read(&l[0].error),
+		  atomic_read(&l[1].error));
 }
 
-static const struct file_operations rpt_write_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= rpt_write,
-	.llseek	= no_llseek,
+static struct sdp_ktest_cmd rpt_listen_cmd = {
+	.run	= rpt_listen,
+	.lock	= &rpt_lock,
+	.size	= RPT_CMD_SIZE,
 };
 
-static const struct file_operations rpt_counts_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rpt_counts_read,
-	.llseek	= default_llseek,
+static struct sdp_ktest_cmd rpt_close1_cmd = {
+	.run	= rpt_close1,
+	.lock	= &rpt_lock,
+	.size	= RPT_CMD_SIZE,
+};
+
+static struct sdp_ktest_cmd rpt_close_cmd = {
+	.run	= rpt_close_all,
+	.lock	= &rpt_lock,
+	.size	= RPT_CMD_SIZE,
+};
+
+static char rpt_counts[160];
+
+static struct sdp_ktest_text rpt_counts_text = {
+	.buf	= rpt_counts,
+	.size	= sizeof(rpt_counts),
+	.lock	= &rpt_lock,
+	.update	= rpt_counts_update,
+};
+
+static const struct sdp_ktest_file rpt_files[] = {
+	{ .name = "listen",	.cmd = &rpt_listen_cmd },
+	{ .name = "close1",	.cmd = &rpt_close1_cmd },
+	{ .name = "close",	.cmd = &rpt_close_cmd },
+	{ .name = "counts",	.text = &rpt_counts_text },
 };
 
 static int __init rpt_init(void)
@@ -241,22 +229,13 @@ static int __init rpt_init(void)
 
 	for (i = 0; i < RPT_LISTENERS; i++)
 		INIT_WORK(&rpt_listeners[i].accept_work, rpt_accept_work);
-	rpt_dir = debugfs_create_dir("sdp_reuseport_test", NULL);
-	if (IS_ERR(rpt_dir))
-		return PTR_ERR(rpt_dir);
-	debugfs_create_file("listen", 0200, rpt_dir, &rpt_listen_ctl,
-			    &rpt_write_fops);
-	debugfs_create_file("close1", 0200, rpt_dir, &rpt_close1_ctl,
-			    &rpt_write_fops);
-	debugfs_create_file("close", 0200, rpt_dir, &rpt_close_ctl,
-			    &rpt_write_fops);
-	debugfs_create_file("counts", 0444, rpt_dir, NULL, &rpt_counts_fops);
-	return 0;
+	return sdp_ktest_init("sdp_reuseport_test", rpt_files,
+			      ARRAY_SIZE(rpt_files));
 }
 
 static void __exit rpt_exit(void)
 {
-	debugfs_remove_recursive(rpt_dir);
+	sdp_ktest_exit();
 	mutex_lock(&rpt_lock);
 	rpt_close_all(NULL);
 	mutex_unlock(&rpt_lock);

@@ -35,7 +35,6 @@
  */
 #include <linux/atomic.h>
 #include <linux/completion.h>
-#include <linux/debugfs.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -48,10 +47,10 @@
 #include <linux/sunrpc/clnt.h>
 #include <linux/sunrpc/stats.h>
 #include <linux/sunrpc/xprt.h>
-#include <linux/uaccess.h>
 #include <net/net_namespace.h>
 
 #include "sdp_krpc_bw.h"
+#include "sdp_ktest.h"
 
 /*
  * The SunRPC series' client transport ident for SDP.  The stock headers,
@@ -68,6 +67,7 @@ MODULE_PARM_DESC(timeout_s, "Seconds an RPC call waits for its reply, twice (at 
 
 #define KBC_MAX_CONNS		64
 #define KBC_RESULT_SIZE		320
+#define KBC_CMD_SIZE		160	/* a command line and its NUL */
 
 /* Argument and reply sizes in XDR words, beyond the pages. */
 #define KBC_WRITE_ARG_SZ	(3 + 1)		/* stream, seq, len; pad */
@@ -307,7 +307,6 @@ struct kbc_run {
 	struct kbc_conn		conn[];
 };
 
-static struct dentry *kbc_dir;
 static DEFINE_MUTEX(kbc_run_lock);	/* one run at a time */
 static DEFINE_MUTEX(kbc_result_lock);
 static char kbc_result[KBC_RESULT_SIZE] = "none\n";
@@ -619,59 +618,28 @@ static int kbc_do_run(const char *cmd)
 	return err;
 }
 
-static ssize_t kbc_run_write(struct file *file, const char __user *ubuf,
-			     size_t count, loff_t *ppos)
-{
-	char cmd[160];
-	int ret;
-
-	if (!count || count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-
-	if (!mutex_trylock(&kbc_run_lock))
-		return -EBUSY;
-	ret = kbc_do_run(strim(cmd));
-	mutex_unlock(&kbc_run_lock);
-	return ret ? ret : count;
-}
-
-static ssize_t kbc_result_read(struct file *file, char __user *ubuf,
-			       size_t count, loff_t *ppos)
-{
-	ssize_t ret;
-
-	mutex_lock(&kbc_result_lock);
-	ret = simple_read_from_buffer(ubuf, count, ppos, kbc_result,
-				      strlen(kbc_result));
-	mutex_unlock(&kbc_result_lock);
-	return ret;
-}
-
-static const struct file_operations kbc_run_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= kbc_run_write,
-	.llseek	= no_llseek,
+static struct sdp_ktest_cmd kbc_run_cmd = {
+	.run	= kbc_do_run,
+	.lock	= &kbc_run_lock,
+	.size	= KBC_CMD_SIZE,
+	.busy	= true,
 };
 
-static const struct file_operations kbc_result_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= kbc_result_read,
-	.llseek	= default_llseek,
+static struct sdp_ktest_text kbc_result_text = {
+	.buf	= kbc_result,
+	.size	= sizeof(kbc_result),
+	.lock	= &kbc_result_lock,
+};
+
+static const struct sdp_ktest_file kbc_files[] = {
+	{ .name = "run",	.cmd = &kbc_run_cmd },
+	{ .name = "result",	.text = &kbc_result_text },
 };
 
 static int __init kbc_init(void)
 {
-	kbc_dir = debugfs_create_dir("sdp_krpc_bw_client", NULL);
-	if (IS_ERR(kbc_dir))
-		return PTR_ERR(kbc_dir);
-	debugfs_create_file("run", 0200, kbc_dir, NULL, &kbc_run_fops);
-	debugfs_create_file("result", 0444, kbc_dir, NULL, &kbc_result_fops);
-	return 0;
+	return sdp_ktest_init("sdp_krpc_bw_client", kbc_files,
+			      ARRAY_SIZE(kbc_files));
 }
 
 /*
@@ -680,7 +648,7 @@ static int __init kbc_init(void)
  */
 static void __exit kbc_exit(void)
 {
-	debugfs_remove_recursive(kbc_dir);
+	sdp_ktest_exit();
 }
 
 module_init(kbc_init);
