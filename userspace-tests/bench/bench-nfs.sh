@@ -19,6 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/bed/hosts.env"
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_resources.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 RUNS=${SDP_BENCH_RUNS:-3}
 NFS_MIB=${SDP_BENCH_NFS_MIB:-64}

@@ -21,8 +21,8 @@
 #                          nfs_server_start; NFSv4 clients get nfsd's grace
 #                          period to reclaim their state
 # The patched sunrpc.ko and nfs.ko are loaded before (lib/sunrpc_modules.sh).
-# And what the client tests check on host A:
-#   sdp_stat NAME          SDP's counter NAME (/proc/net/sdpstats)
+# And what the client tests check on host A (and sdp_stat, in
+# lib/sdp_resources.sh, which the users of this file source too):
 #   sdp_hex ADDR           ADDR as /proc/net/sdp (and tcp, tcp6) print it
 #   nfs_sdp_conns ADDR     ESTABLISHED SDP connections from host A to ADDR:2049
 #   nfs_tcp_conns          ESTABLISHED TCP connections from or to port 2049
@@ -116,8 +116,6 @@ nfs_server_stop() {
     ! mountpoint -q "$dir/export" 2>/dev/null || umount "$dir/export" || true
     rm -rf "$dir"
 }
-
-sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
 
 # An IPv4 address: one 32-bit word; IPv6: four; each printed in the
 # (little-endian) host's byte order.

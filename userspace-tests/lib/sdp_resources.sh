@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # sdp_resources.sh: what SDP connections hold, for the leak checks of the
 # shell tests: the RDMA objects of every device (pd, cq, qp, cm_id, mr
-# counts, from `rdma resource`) and the number of SDP sockets.
+# counts, from `rdma resource`) and the number of SDP sockets; and SDP's
+# counters.
 
 sdp_resources() { rdma resource show; echo "sdp sockets: $(($(wc -l </proc/net/sdp) - 1))"; }
 
@@ -22,6 +23,24 @@ sdp_wait_resources() {
 # allocation to its destructor.  (The slab's active count is no measure:
 # SLUB counts the free objects of a CPU's own slab as active.)
 sdp_socks() { echo $(($(wc -l </proc/net/sdp) - 1)); }
+
+# sdp_wait_socks SOCKS_BEFORE [SECONDS]: waits (bounded, 10 s unless told:
+# closed connections are torn down from a work item) until no more SDP
+# sockets are alive than SOCKS_BEFORE; prints /proc/net/sdp and fails if
+# more stay.
+sdp_wait_socks() {
+    local socks0=$1 s _
+    for _ in $(seq $((${2:-10} * 5))); do
+        s=$(sdp_socks)
+        ((s <= socks0)) && break
+        sleep 0.2
+    done
+    echo "SDP sockets alive: $socks0 before the test, $s after"
+    ((s <= socks0)) || { cat /proc/net/sdp; echo "$((s - socks0)) SDP sockets leaked"; return 1; }
+}
+
+# sdp_stat NAME: SDP's counter NAME (/proc/net/sdpstats)
+sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
 
 # sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
 # module and waits (bounded: closed connections are torn down from a work

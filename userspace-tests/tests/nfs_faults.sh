@@ -30,6 +30,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_resources.sh"
 FAULT_MIB=${SDP_NFS_FAULT_MIB:-32}
 BYTES=${SDP_NFS_BYTES:-4194304}
 WORK=/run/sdp-nfs-faults        # /run is the guest's own tmpfs
@@ -38,7 +39,7 @@ EXPORT=$(nfs_export "$SERVER")
 BOUND=60                        # what a failing mount may take
 DUMMY=sdpnodev0 NODEV_NET=10.99.9 # an interface and a network no RDMA device serves
 MODULES0=$(modules_now)
-SOCKETS0=$(($(wc -l </proc/net/sdp) - 1))
+SOCKETS0=$(sdp_socks)
 
 sum() { sha256sum <"$1" | cut -d' ' -f1; }
 
@@ -229,14 +230,8 @@ stop_all() {
 trap stop_all EXIT
 
 stops_and_unloads() {
-    local n
     stop_all
-    for _ in $(seq 50); do    # closed connections are torn down from a work item
-        n=$(($(wc -l </proc/net/sdp) - 1))
-        ((n <= SOCKETS0)) && break
-        sleep 0.2
-    done
-    ((n <= SOCKETS0)) || { cat /proc/net/sdp; echo "SDP sockets left: $n, $SOCKETS0 before"; return 1; }
+    sdp_wait_socks "$SOCKETS0"
     modules_unload_since "$MODULES0"
     ! module_loaded sunrpc || { echo "sunrpc is still loaded"; return 1; }
 }

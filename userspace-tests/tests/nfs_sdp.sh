@@ -34,6 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_rpc.sh"
 BYTES=${SDP_NFS_BYTES:-4194304}
 BIG_MIB=${SDP_NFS_BIG_MIB:-64}
@@ -46,7 +47,7 @@ EXPORT=$(nfs_export "$SERVER")
 COMMON="soft,timeo=300,retrans=2"
 T=120                           # the time limit of one mount or umount
 MODULES0=$(modules_now)
-SOCKETS0=$(($(wc -l </proc/net/sdp) - 1))
+SOCKETS0=$(sdp_socks)
 
 # nfs_mount ADDR OPTS: mounts host B's root at MNT and checks the mount is
 # one SDP connection to ADDR:2049 and that no TCP connection to 2049 exists
@@ -274,14 +275,8 @@ stop_all() {
 trap stop_all EXIT
 
 stops_and_unloads() {
-    local n
     stop_all
-    for _ in $(seq 50); do    # closed connections are torn down from a work item
-        n=$(($(wc -l </proc/net/sdp) - 1))
-        ((n <= SOCKETS0)) && break
-        sleep 0.2
-    done
-    ((n <= SOCKETS0)) || { cat /proc/net/sdp; echo "SDP sockets left: $n, $SOCKETS0 before"; return 1; }
+    sdp_wait_socks "$SOCKETS0"
     modules_unload_since "$MODULES0"
     ! module_loaded sunrpc || { echo "sunrpc is still loaded"; return 1; }
 }

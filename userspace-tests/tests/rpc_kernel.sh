@@ -56,8 +56,6 @@ sdp_rpc_rpcbind
 
 # field NAME LINE: the value of NAME=... in LINE
 field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
-# SDP's counter NAME (/proc/net/sdpstats)
-sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
 server_stat() { field "$1" "$(cat "$SDBG/stats")"; }
 
 # krun LINE: a run of the client module; its result line in $RES.  Fails
@@ -310,18 +308,11 @@ server_unloaded_mid_run() {
 
 # Everything this test loaded unloads; no SDP socket is left behind.
 modules_unload() {
-    local s
     rmmod sdp_krpc_bw_client
     ! module_loaded sdp_krpc_bw_server || rmmod sdp_krpc_bw_server
     [[ ! -e $DBG && ! -e $SDBG ]] || { echo "debugfs entries left"; return 1; }
     modules_unload_since "$MODULES0"
-    for _ in $(seq 100); do
-        s=$(sdp_socks)
-        ((s <= SOCKS0)) && break
-        sleep 0.2
-    done
-    echo "SDP sockets alive: $SOCKS0 before the test, $s after"
-    ((s <= SOCKS0)) || { cat /proc/net/sdp; echo "$((s - SOCKS0)) SDP sockets leaked"; return 1; }
+    sdp_wait_socks "$SOCKS0" 20
 }
 
 ktap_plan 12
