@@ -1,13 +1,26 @@
 #!/bin/bash
 # demo.sh: the main job, run in the guest by `make demo`: SDP connections
 # between the bed's two hosts, what they look like to the system, and how
-# long they take to set up.  Prints as it goes; exits non-zero on failure.
+# long they take to set up; then NFS over SDP: host A mounts host B's
+# export with proto=sdp, copies a file there and back, and checks it; and
+# ONC RPC from user space to the kernel over SDP: libtirpc's client on
+# host A (with libtirpc-sdp.so) calls a kernel RPC server on host B.
+# Prints as it goes; exits non-zero on failure.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_hold.sh"
+. "$here/lib/sunrpc_modules.sh"
+. "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_rpc.sh"
 COUNT=${SDP_DEMO_CONNECTIONS:-50}
+NFS_MIB=${SDP_DEMO_NFS_MIB:-16}
+RPC_MIB=${SDP_DEMO_RPC_MIB:-8}
+WORK=/run/sdp-demo              # the guest's own tmpfs
+top=$(cd "$here/.." && pwd)
+KRPC=$top/build/kmod-rpc-bw RPC_CLIENT=$top/build/rpc/rpc_bw_client
+KPORT=20050                     # the kernel RPC server's port, tcp and sdp
 
 step() { printf '\n== %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
@@ -35,11 +48,65 @@ run "$SDP_PAIR" -s 8388608
 run "$SDP_PAIR" -6 -s 8388608
 echo "(Soft-RoCE under TCG: the rate is the emulator's; make bench gives ratios)"
 
+step "NFS over SDP: nfsd on host B listens on TCP and SDP 2049"
+mkdir -p "$WORK/mnt"
+# shellcheck disable=SC2329  # (the EXIT trap runs it)
+demo_stop() {
+    ! grep -q '^sdp_krpc_bw_server ' /proc/modules || rmmod sdp_krpc_bw_server
+    sdp_rpc_cleanup
+    ! mountpoint -q "$WORK/mnt" || umount "$WORK/mnt" || umount -f -l "$WORK/mnt"
+    nfs_server_stop "$WORK/server"
+    rm -rf "$WORK"
+}
+trap demo_stop EXIT
+run modprobe -a nfsd nfsv4    # the patched sunrpc.ko and nfs.ko, installed by DKMS
+for m in sunrpc nfs; do
+    sunrpc_patched "$m" || { echo "$m.ko is not the patched one: make install"; exit 1; }
+    printf '%s %s (%s)\n' "$m" "$(cat /sys/module/$m/version)" "$(modinfo -F filename "$m")"
+done
+nfs_server_start "$WORK/server" $((NFS_MIB + 16)) "tcp 2049" "sdp 2049"
+run cat "$NFSD_FS/portlist"
+
+step "Host A mounts it with proto=sdp and copies $NFS_MIB MiB there and back"
+head -c $((NFS_MIB * 1048576)) /dev/urandom >"$WORK/file.bin"
+opts="vers=4.2,proto=sdp,addr=$SDP_B4,clientaddr=$SDP_A4"
+# (-i: Debian's mount.nfs checks the netid against its netconfig, which lacks sdp)
+run mount -i -t nfs4 -o "$opts" "$SDP_B4:/" "$WORK/mnt"
+grep " $WORK/mnt " /proc/mounts
+tx0=$(sdp_stat TxBytes)
+run cp "$WORK/file.bin" "$WORK/mnt/file.bin"
+run sync "$WORK/mnt/file.bin"
+run umount "$WORK/mnt"    # so what is read next comes from the server
+run mount -i -t nfs4 -o "$opts" "$SDP_B4:/" "$WORK/mnt"
+run cp "$WORK/mnt/file.bin" "$WORK/back.bin"
+echo "the NFS connection, host A to host B:2049 (0801), and nfsd's listeners:"
+grep -E ':0801 ' /proc/net/sdp
+sha256sum "$WORK/file.bin" "$WORK/mnt/file.bin" "$(nfs_export "$WORK/server")/file.bin" "$WORK/back.bin"
+[[ $(sha256sum <"$WORK/file.bin") == "$(sha256sum <"$WORK/back.bin")" ]] ||
+    { echo "the file came back different"; exit 1; }
+echo "SDP carried $(($(sdp_stat TxBytes) - tx0)) payload bytes" \
+     "during the copy (both hosts' sends; the file is $((NFS_MIB * 1048576)) bytes)"
+run umount "$WORK/mnt"
+
+step "ONC RPC over SDP, user space to the kernel: a kernel RPC server on host B"
+sdp_rpc_netconfig "$WORK"
+sdp_rpc_rpcbind
+run insmod "$KRPC/sdp_krpc_bw_server.ko" port=$KPORT
+echo "(the RPC bandwidth program $((0x20005344)) v1, on TCP and SDP port $KPORT;"
+echo " rpcbind knows the TCP twin, and the SDP listener shares its port)"
+rpcinfo -p localhost | grep -E "^ +$((0x20005344)) " || true
+
+step "Host A calls it with libtirpc over netid sdp: $RPC_MIB MiB of WRITE and READ calls"
+echo "(LD_PRELOAD=libtirpc-sdp.so: Debian's own libtirpc, with the netids sdp and sdp6)"
+LD_PRELOAD=$SDP_RPC_PRELOAD run "$RPC_CLIENT" -h "$SDP_B4" -n sdp -b 65536 -c 2 \
+    -t $((RPC_MIB * 1048576)) -r -s
+echo "the kernel server's count: $(cat /sys/kernel/debug/sdp_krpc_bw_server/stats)"
+run rmmod sdp_krpc_bw_server
+
 step "What SDP counted (/proc/net/sdpstats, non-zero lines)"
 grep -v " 0$" /proc/net/sdpstats
 
 step "What the kernel said"
 dmesg | grep -E "sdp|rdma_rxe" | tail -n 5
 
-step "Done: SDP streams between the two hosts over IPv4 and IPv6"
-echo "(RPC over SDP comes with the next issues)"
+step "Done: SDP streams between the two hosts over IPv4 and IPv6, NFS over SDP, and user-to-kernel RPC over SDP"
