@@ -13,6 +13,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib/sdp_hold.sh"
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_nfs.sh"
+. "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_rpc.sh"
 COUNT=${SDP_DEMO_CONNECTIONS:-50}
 NFS_MIB=${SDP_DEMO_NFS_MIB:-16}
