@@ -176,10 +176,23 @@ static bool sdp_tx_hold(const struct sock *sk)
 }
 
 /*
+ * Posts the held bytes as a Data message (@more as for sdp_post()); a
+ * send that cannot be posted aborts the connection.  Socket lock held;
+ * the caller checked for credits; the held bytes are in the slot.
+ */
+static int sdp_tx_post_held(struct sock *sk, struct sdp_conn *conn, bool more)
+{
+	int err = sdp_post(sk, conn, SDP_MID_DATA, sdp_sk(sk)->tx_held, more);
+
+	if (err)
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+			  "cannot post a send");
+	return err;
+}
+
+/*
  * Posts the held bytes, unless they may wait and @force is false; the
- * last credit is kept for a credit update.  A send that cannot be posted
- * aborts the connection.  Socket lock held; there is a slot: the held
- * bytes are in it.
+ * last credit is kept for a credit update.  Socket lock held.
  */
 static void sdp_tx_push_held(struct sock *sk, struct sdp_conn *conn,
 			     bool force)
@@ -188,9 +201,7 @@ static void sdp_tx_push_held(struct sock *sk, struct sdp_conn *conn,
 
 	if (!ssk->tx_held || ssk->tx_credits < 2 || (!force && sdp_tx_hold(sk)))
 		return;
-	if (sdp_post(sk, conn, SDP_MID_DATA, ssk->tx_held, false))
-		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
-			  "cannot post a send");
+	sdp_tx_post_held(sk, conn, false);
 }
 
 /*
@@ -444,10 +455,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		 * which may be held, asks for the completion that pushes it.
 		 */
 		if (ssk->tx_held >= max &&
-		    sdp_post(sk, conn, SDP_MID_DATA, ssk->tx_held,
-			     msg_data_left(msg) >= max)) {
-			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
-				  "cannot post a send");
+		    sdp_tx_post_held(sk, conn, msg_data_left(msg) >= max)) {
 			err = -ECONNRESET;
 			break;
 		}
