@@ -41,8 +41,6 @@ DUMMY=sdpnodev0 NODEV_NET=10.99.9 # an interface and a network no RDMA device se
 MODULES0=$(modules_now)
 SOCKETS0=$(sdp_socks)
 
-sum() { sha256sum <"$1" | cut -d' ' -f1; }
-
 # nfs_mount ADDR OPTS: mounts host B's root at MNT over SDP
 nfs_mount() {
     timeout -k 5 120 mount -i -t nfs4 -o "$2,addr=$1" "$1:/" "$MNT"
@@ -69,12 +67,12 @@ mount_fails() {
 round_trip() {
     local want
     head -c "$BYTES" /dev/urandom >"$WORK/src"
-    want=$(sum "$WORK/src")
+    want=$(file_sum "$WORK/src")
     nfs_mount "$1" "$2"
     dd if="$WORK/src" of="$MNT/$3" bs=1M conv=fsync status=none
     nfs_umount
     nfs_mount "$1" "$2"
-    [[ $(sum "$MNT/$3") == "$want" && $(sum "$EXPORT/$3") == "$want" ]] ||
+    [[ $(file_sum "$MNT/$3") == "$want" && $(file_sum "$EXPORT/$3") == "$want" ]] ||
         { echo "the file read back differs"; return 1; }
     rm "$MNT/$3"
     nfs_umount
@@ -161,7 +159,7 @@ recovered() {
 device_removed_hard() {
     local pid rc=0 n want
     head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/src"
-    want=$(sum "$WORK/src")
+    want=$(file_sum "$WORK/src")
     nfs_mount "$SDP_B4" "vers=4.2,proto=sdp,hard,timeo=50,retrans=1"
     timeout -k 5 300 dd if="$WORK/src" of="$MNT/g" bs=1M oflag=direct status=none &
     pid=$!
@@ -177,7 +175,7 @@ device_removed_hard() {
     wait "$pid" || rc=$?
     ((rc == 0)) || { echo "the write failed: exit status $rc"; return 1; }
     [[ $(timeout -k 5 120 dd if="$MNT/g" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$want" &&
-        $(sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
+        $(file_sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
     echo "the write completed once the device was back; the file is intact on host A (O_DIRECT) and host B"
     [[ $(nfs_sdp_conns "$SDP_B4") == 1 && $(nfs_tcp_conns) == 0 ]] ||
         { cat /proc/net/sdp; echo "not one SDP connection (and no TCP)"; return 1; }
@@ -190,7 +188,7 @@ nfsd_restarted() {
     local o="vers=4.2,proto=sdp,hard,timeo=100,retrans=2" a b pid rc=0 n opens0 exid0
     head -c "$BYTES" /dev/urandom >"$WORK/a"
     head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/b"
-    a=$(sum "$WORK/a") b=$(sum "$WORK/b")
+    a=$(file_sum "$WORK/a") b=$(file_sum "$WORK/b")
     nfs_mount "$SDP_B4" "$o"
     dd if="$WORK/a" of="$MNT/a" bs=1M conv=fsync status=none
     opens0=$(sdp_stat ActiveOpens) exid0=$(nfs_op_count "$MNT" EXCHANGE_ID)
@@ -213,7 +211,7 @@ nfsd_restarted() {
     recovered "$opens0" "$exid0"
     [[ $(timeout -k 5 120 dd if="$MNT/b" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$b" ]] ||
         { echo "the file written across the restart differs"; return 1; }
-    [[ $(sum "$EXPORT/a") == "$a" && $(sum "$EXPORT/b") == "$b" ]] || { echo "host B holds other data"; return 1; }
+    [[ $(file_sum "$EXPORT/a") == "$a" && $(file_sum "$EXPORT/b") == "$b" ]] || { echo "host B holds other data"; return 1; }
     echo "both files intact, on host A (O_DIRECT) and host B"
     rm "$MNT/a" "$MNT/b"
     nfs_umount
