@@ -28,6 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_rpc.sh"
 . "$here/lib/sunrpc_modules.sh"
+. "$here/lib/sdp_ktest.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -249,9 +250,6 @@ start_krpc() {
     insmod "$KRPC_DIR/sdp_krpc_bw_server.ko" port=$KRPC_PORT threads="$max"
     insmod "$KRPC_DIR/sdp_krpc_bw_client.ko"
 }
-
-# field NAME LINE: the value of NAME=... in LINE
-field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
 
 # krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls
 # of BLOCK bytes from the client module over CONNS connections, to the

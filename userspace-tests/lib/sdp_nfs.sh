@@ -27,6 +27,8 @@
 #   nfs_sdp_conns ADDR     ESTABLISHED SDP connections from host A to ADDR:2049
 #   nfs_tcp_conns          ESTABLISHED TCP connections from or to port 2049
 #   nfs_op_count MNT OP    how many OP calls (NFS operation) the mount at MNT made
+#   file_sum FILE          FILE's SHA-256, in hex: a copy of the data, on either
+#                          host, has the checksum of what was written
 
 NFSD_FS=/proc/fs/nfsd
 
@@ -154,3 +156,5 @@ nfs_op_count() {
         mine && $1 == op { print $2; found = 1; exit }
         END { if (!found) print 0 }' /proc/self/mountstats
 }
+
+file_sum() { sha256sum <"$1" | cut -d' ' -f1; }

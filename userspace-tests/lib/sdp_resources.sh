@@ -39,8 +39,9 @@ sdp_wait_socks() {
     ((s <= socks0)) || { cat /proc/net/sdp; echo "$((s - socks0)) SDP sockets leaked"; return 1; }
 }
 
-# sdp_stat NAME: SDP's counter NAME (/proc/net/sdpstats)
-sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/net/sdpstats; }
+# sdp_stat NAME [FILE]: SDP's counter NAME (/proc/net/sdpstats, or FILE:
+# a copy of it taken before)
+sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' "${2:-/proc/net/sdpstats}"; }
 
 # sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
 # module and waits (bounded: closed connections are torn down from a work

@@ -23,8 +23,7 @@ HEALTHY_BYTES=8388608   # per healthy transfer
 LOG_RE='sdp: .*(connection aborted|bad Hello)'
 COUNTERS=(AbortOnProtocolError AbortOnTransportError BadHellos)
 
-stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdpstats; }
-counters() { local c; for c in "${COUNTERS[@]}"; do echo -n "$c=$(stat "$c") "; done; }
+counters() { local c; for c in "${COUNTERS[@]}"; do echo -n "$c=$(sdp_stat "$c") "; done; }
 sdp_log() { dmesg | grep -E "$LOG_RE" || true; }
 
 # hostile CASE PORT COUNTER REASON [concurrent]: runs one malformed case;
@@ -35,7 +34,7 @@ hostile() {
     local -A c0
     sleep 1    # the log lines are rate-limited: 10 per 5 s at each call site
     rdma0=$(sdp_resources)
-    for c in "${COUNTERS[@]}"; do c0[$c]=$(stat "$c"); done
+    for c in "${COUNTERS[@]}"; do c0[$c]=$(sdp_stat "$c"); done
     logs0=$(sdp_log | wc -l)
     out=$(timeout -k 5 150 "$HOSTILE" -c "$case" -p "$port") || { echo "$out"; return 1; }
     echo "$out"
@@ -51,7 +50,7 @@ hostile() {
     for c in "${COUNTERS[@]}"; do
         want=${c0[$c]}
         [[ $c == "$counter" ]] && want=$((want + 1))
-        [[ $(stat "$c") -eq $want ]] || { echo "$c is $(stat "$c"), want $want"; return 1; }
+        [[ $(sdp_stat "$c") -eq $want ]] || { echo "$c is $(sdp_stat "$c"), want $want"; return 1; }
     done
     [[ -n $concurrent ]] || sdp_wait_resources "$rdma0"
 }
@@ -61,18 +60,18 @@ good() {
     local port=$1 out rdma0 logs0 counters0 closes0 _
     rdma0=$(sdp_resources)
     counters0=$(counters)
-    closes0=$(stat OrderlyCloses)
+    closes0=$(sdp_stat OrderlyCloses)
     logs0=$(sdp_log | wc -l)
     out=$(timeout -k 5 150 "$HOSTILE" -c good -p "$port") || { echo "$out"; return 1; }
     echo "$out"
     [[ $(sdp_log | wc -l) -eq $logs0 ]] || { sdp_log | tail -n +$((logs0 + 1)); echo "a log line"; return 1; }
     [[ $(counters) == "$counters0" ]] || { echo "counters: $(counters), before: $counters0"; return 1; }
     for _ in $(seq 50); do    # the module counts it as it frees the connection
-        (($(stat OrderlyCloses) > closes0)) && break
+        (($(sdp_stat OrderlyCloses) > closes0)) && break
         sleep 0.2
     done
-    [[ $(stat OrderlyCloses) -eq $((closes0 + 1)) ]] ||
-        { echo "OrderlyCloses is $(stat OrderlyCloses), want $((closes0 + 1))"; return 1; }
+    [[ $(sdp_stat OrderlyCloses) -eq $((closes0 + 1)) ]] ||
+        { echo "OrderlyCloses is $(sdp_stat OrderlyCloses), want $((closes0 + 1))"; return 1; }
     sdp_wait_resources "$rdma0"
 }
 

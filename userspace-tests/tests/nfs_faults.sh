@@ -41,8 +41,6 @@ DUMMY=sdpnodev0 NODEV_NET=10.99.9 # an interface and a network no RDMA device se
 MODULES0=$(modules_now)
 SOCKETS0=$(sdp_socks)
 
-sum() { sha256sum <"$1" | cut -d' ' -f1; }
-
 # nfs_mount ADDR OPTS: mounts host B's root at MNT over SDP
 nfs_mount() {
     timeout -k 5 120 mount -i -t nfs4 -o "$2,addr=$1" "$1:/" "$MNT"
@@ -69,12 +67,12 @@ mount_fails() {
 round_trip() {
     local want
     head -c "$BYTES" /dev/urandom >"$WORK/src"
-    want=$(sum "$WORK/src")
+    want=$(file_sum "$WORK/src")
     nfs_mount "$1" "$2"
     dd if="$WORK/src" of="$MNT/$3" bs=1M conv=fsync status=none
     nfs_umount
     nfs_mount "$1" "$2"
-    [[ $(sum "$MNT/$3") == "$want" && $(sum "$EXPORT/$3") == "$want" ]] ||
+    [[ $(file_sum "$MNT/$3") == "$want" && $(file_sum "$EXPORT/$3") == "$want" ]] ||
         { echo "the file read back differs"; return 1; }
     rm "$MNT/$3"
     nfs_umount
@@ -117,20 +115,29 @@ no_rdma_device() {
     ip link del "$DUMMY"
 }
 
-# host B's rxe device deleted during a write on a soft mount
-device_removed() {
-    local pid rc=0 err n
-    nfs_listen "sdp 2049"
-    head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/src"
-    nfs_mount "$SDP_B4" "vers=4.2,proto=sdp,soft,timeo=50,retrans=1"
+# write_then_delete_device FILE OPTS: $WORK/src written to FILE on a new
+# mount with OPTS, in the background (dd's pid in the caller's pid, its
+# errors in $WORK/dd.err); once host B holds 1 MiB of it, host B's rxe
+# device is deleted, before the write is over
+write_then_delete_device() {
+    local n
+    nfs_mount "$SDP_B4" "$2"
     # O_DIRECT: every write goes out as it is made, so one is in flight
-    timeout -k 5 300 dd if="$WORK/src" of="$MNT/f" bs=1M oflag=direct status=none 2>"$WORK/dd.err" &
+    timeout -k 5 300 dd if="$WORK/src" of="$MNT/$1" bs=1M oflag=direct status=none 2>"$WORK/dd.err" &
     pid=$!
-    grows_on_b f 1048576 || { kill "$pid"; return 1; }
+    grows_on_b "$1" 1048576 || { kill "$pid"; return 1; }
     timeout -k 5 60 rdma link delete "$SDP_B_RDMA"
-    n=$(stat -c %s "$EXPORT/f")
+    n=$(stat -c %s "$EXPORT/$1")
     echo "$SDP_B_RDMA deleted with $n bytes on host B"
     ((n < FAULT_MIB * 1048576)) || { echo "the write was over before"; return 1; }
+}
+
+# host B's rxe device deleted during a write on a soft mount
+device_removed() {
+    local pid rc=0 err
+    nfs_listen "sdp 2049"
+    head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/src"
+    write_then_delete_device f "vers=4.2,proto=sdp,soft,timeo=50,retrans=1"
     wait "$pid" || rc=$?
     err=$(cat "$WORK/dd.err")
     echo "dd: exit status $rc: $err"
@@ -159,25 +166,19 @@ recovered() {
 # host B's rxe device deleted during a write on a hard mount: the client
 # retries until the device is back, then the write completes
 device_removed_hard() {
-    local pid rc=0 n want
+    local pid rc=0 want
     head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/src"
-    want=$(sum "$WORK/src")
-    nfs_mount "$SDP_B4" "vers=4.2,proto=sdp,hard,timeo=50,retrans=1"
-    timeout -k 5 300 dd if="$WORK/src" of="$MNT/g" bs=1M oflag=direct status=none &
-    pid=$!
-    grows_on_b g 1048576 || { kill "$pid"; return 1; }
-    timeout -k 5 60 rdma link delete "$SDP_B_RDMA"
-    n=$(stat -c %s "$EXPORT/g")
-    echo "$SDP_B_RDMA deleted with $n bytes on host B"
-    ((n < FAULT_MIB * 1048576)) || { echo "the write was over before"; return 1; }
+    want=$(file_sum "$WORK/src")
+    write_then_delete_device g "vers=4.2,proto=sdp,hard,timeo=50,retrans=1"
     sleep 10    # past a soft mount's timeouts (timeo=50,retrans=1)
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" || rc=$?; echo "the write ended (exit status $rc) without the device"; return 1; }
+    kill -0 "$pid" 2>/dev/null ||
+        { wait "$pid" || rc=$?; cat "$WORK/dd.err"; echo "the write ended (exit status $rc) without the device"; return 1; }
     echo "the write still waits after 10 s, with $(stat -c %s "$EXPORT/g") bytes on host B"
     "$here/bed/net-setup" >"$WORK/net-setup.log" 2>&1 || { cat "$WORK/net-setup.log"; echo "net-setup failed"; return 1; }
     wait "$pid" || rc=$?
-    ((rc == 0)) || { echo "the write failed: exit status $rc"; return 1; }
+    ((rc == 0)) || { cat "$WORK/dd.err"; echo "the write failed: exit status $rc"; return 1; }
     [[ $(timeout -k 5 120 dd if="$MNT/g" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$want" &&
-        $(sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
+        $(file_sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
     echo "the write completed once the device was back; the file is intact on host A (O_DIRECT) and host B"
     [[ $(nfs_sdp_conns "$SDP_B4") == 1 && $(nfs_tcp_conns) == 0 ]] ||
         { cat /proc/net/sdp; echo "not one SDP connection (and no TCP)"; return 1; }
@@ -190,7 +191,7 @@ nfsd_restarted() {
     local o="vers=4.2,proto=sdp,hard,timeo=100,retrans=2" a b pid rc=0 n opens0 exid0
     head -c "$BYTES" /dev/urandom >"$WORK/a"
     head -c $((FAULT_MIB * 1048576)) /dev/urandom >"$WORK/b"
-    a=$(sum "$WORK/a") b=$(sum "$WORK/b")
+    a=$(file_sum "$WORK/a") b=$(file_sum "$WORK/b")
     nfs_mount "$SDP_B4" "$o"
     dd if="$WORK/a" of="$MNT/a" bs=1M conv=fsync status=none
     opens0=$(sdp_stat ActiveOpens) exid0=$(nfs_op_count "$MNT" EXCHANGE_ID)
@@ -213,7 +214,7 @@ nfsd_restarted() {
     recovered "$opens0" "$exid0"
     [[ $(timeout -k 5 120 dd if="$MNT/b" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$b" ]] ||
         { echo "the file written across the restart differs"; return 1; }
-    [[ $(sum "$EXPORT/a") == "$a" && $(sum "$EXPORT/b") == "$b" ]] || { echo "host B holds other data"; return 1; }
+    [[ $(file_sum "$EXPORT/a") == "$a" && $(file_sum "$EXPORT/b") == "$b" ]] || { echo "host B holds other data"; return 1; }
     echo "both files intact, on host A (O_DIRECT) and host B"
     rm "$MNT/a" "$MNT/b"
     nfs_umount

@@ -80,8 +80,6 @@ sdp_moved() {
     [[ $(nfs_tcp_conns) == 0 ]] || { ss -tn; echo "a TCP connection to 2049"; return 1; }
 }
 
-sum() { sha256sum <"$1" | cut -d' ' -f1; }
-
 modules_load() {
     sunrpc_load_patched
     modprobe -a nfsd nfsv4
@@ -135,7 +133,7 @@ rpc_null_user() {
 file_ops() {
     local addr=$1 opts=$2 d=$MNT/$3 e=$EXPORT/$3 want tx0 rx0 fd
     head -c "$BYTES" /dev/urandom >"$SRC"
-    want=$(sum "$SRC")
+    want=$(file_sum "$SRC")
     nfs_mount "$addr" "$opts"
     tx0=$(sdp_stat TxBytes) rx0=$(sdp_stat RxBytes)
     mkdir "$d"
@@ -145,17 +143,17 @@ file_ops() {
     exec {fd}>"$d/file.bin"
     cat "$SRC" >&"$fd"
     sync "$d/file.bin"
-    [[ $(sum "$e/file.bin") == "$want" ]] || { exec {fd}>&-; echo "host B lacks the data after fsync"; return 1; }
+    [[ $(file_sum "$e/file.bin") == "$want" ]] || { exec {fd}>&-; echo "host B lacks the data after fsync"; return 1; }
     exec {fd}>&-
     echo "written and fsynced: $want"
     nfs_umount "$addr"                 # what is read next comes from the server
     nfs_mount "$addr" "$opts"
-    [[ $(sum "$d/file.bin") == "$want" ]] || { echo "the file read back differs"; return 1; }
+    [[ $(file_sum "$d/file.bin") == "$want" ]] || { echo "the file read back differs"; return 1; }
     echo "read back after a remount: the same"
     mv "$d/file.bin" "$d/renamed.bin"
-    [[ ! -e $d/file.bin && ! -e $e/file.bin && $(sum "$e/renamed.bin") == "$want" ]] ||
+    [[ ! -e $d/file.bin && ! -e $e/file.bin && $(file_sum "$e/renamed.bin") == "$want" ]] ||
         { ls -l "$d" "$e"; echo "the rename did not happen on host B"; return 1; }
-    [[ $(sum "$d/renamed.bin") == "$want" ]] || { echo "the renamed file differs"; return 1; }
+    [[ $(file_sum "$d/renamed.bin") == "$want" ]] || { echo "the renamed file differs"; return 1; }
     rm "$d/renamed.bin" "$d/new"
     [[ -z $(ls -A "$e") && -z $(ls -A "$d") ]] || { ls -l "$d" "$e"; echo "the files were not deleted"; return 1; }
     echo "renamed, deleted"
@@ -167,13 +165,13 @@ file_ops() {
 big_file() {
     local addr=$1 opts=$2 bytes=$((BIG_MIB * 1048576)) want tx0 rx0
     head -c "$bytes" /dev/urandom >"$SRC"
-    want=$(sum "$SRC")
+    want=$(file_sum "$SRC")
     tx0=$(sdp_stat TxBytes) rx0=$(sdp_stat RxBytes)
     timeout -k 5 600 dd if="$SRC" of="$MNT/big.bin" bs=1M conv=fsync status=none
     nfs_umount "$addr"
     nfs_mount "$addr" "$opts"
-    [[ $(sum "$MNT/big.bin") == "$want" ]] || { echo "the file read back differs"; return 1; }
-    [[ $(sum "$EXPORT/big.bin") == "$want" ]] || { echo "host B holds another file"; return 1; }
+    [[ $(file_sum "$MNT/big.bin") == "$want" ]] || { echo "the file read back differs"; return 1; }
+    [[ $(file_sum "$EXPORT/big.bin") == "$want" ]] || { echo "host B holds another file"; return 1; }
     echo "$BIG_MIB MiB written, read back after a remount, held by host B: $want"
     rm "$MNT/big.bin" "$SRC"
     sdp_moved "$tx0" "$rx0" $((2 * bytes))

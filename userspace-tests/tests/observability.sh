@@ -7,33 +7,32 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_hold.sh"
+. "$here/lib/sdp_resources.sh"
 TRACING=/sys/kernel/tracing
-
-stat() { awk -v k="$1" '$1 == k { print $2 }' "${2:-/proc/net/sdpstats}"; }
 
 # waits (bounded) until counter $1 reaches $2: connections close in the background
 wait_stat() {
     local i
     for i in $(seq 100); do
-        (($(stat "$1") >= $2)) && return 0
+        (($(sdp_stat "$1") >= $2)) && return 0
         sleep 0.1
     done
-    echo "$1 is $(stat "$1"), want $2"; return 1
+    echo "$1 is $(sdp_stat "$1"), want $2"; return 1
 }
 
 counters_follow_a_transfer() {
     local before=/tmp/sdpstats.before bytes=1048576
     cp /proc/net/sdpstats "$before"
     "$SDP_PAIR" -q -s "$bytes"
-    wait_stat OrderlyCloses $(($(stat OrderlyCloses "$before") + 2))
+    wait_stat OrderlyCloses $(($(sdp_stat OrderlyCloses "$before") + 2))
     local k want
     for k in ActiveOpens:1 PassiveOpens:1 TxBytes:$bytes RxBytes:$bytes RxMsgDisConn:2 TxMsgDisConn:2; do
-        want=$(($(stat "${k%%:*}" "$before") + ${k#*:}))
-        [[ $(stat "${k%%:*}") -eq $want ]] || { echo "${k%%:*} is $(stat "${k%%:*}"), want $want"; return 1; }
+        want=$(($(sdp_stat "${k%%:*}" "$before") + ${k#*:}))
+        [[ $(sdp_stat "${k%%:*}") -eq $want ]] || { echo "${k%%:*} is $(sdp_stat "${k%%:*}"), want $want"; return 1; }
     done
     # 1 MiB takes at least 1 MiB / (16 KiB - 16) Data messages each way
-    (($(stat TxMsgData) - $(stat TxMsgData "$before") >= 65)) || { echo "too few Data messages"; return 1; }
-    [[ $(stat Resets) -eq $(stat Resets "$before") ]] || { echo "a connection was reset"; return 1; }
+    (($(sdp_stat TxMsgData) - $(sdp_stat TxMsgData "$before") >= 65)) || { echo "too few Data messages"; return 1; }
+    [[ $(sdp_stat Resets) -eq $(sdp_stat Resets "$before") ]] || { echo "a connection was reset"; return 1; }
 }
 
 tracepoints_fire() {
@@ -60,7 +59,7 @@ queues_in_proc_net_sdp() {
 
 other_namespace_counts_nothing() {
     "$SDP_PAIR" -q
-    (($(stat ActiveOpens) > 0))
+    (($(sdp_stat ActiveOpens) > 0))
     [[ $(unshare -n awk '$1 == "ActiveOpens" { print $2 }' /proc/self/net/sdpstats) == 0 ]]
 }
 

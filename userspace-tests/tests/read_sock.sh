@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
+. "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
 KO=${SDP_READ_SOCK_KO:-$here/../build/kmod-read-sock/sdp_read_sock_test.ko}
 SEND=$here/../build/tools/sdp_pattern_send
@@ -31,9 +32,6 @@ module_loads() {
     [[ -w $DBG/run && -r $DBG/result ]] || { echo "no $DBG/{run,result}"; return 1; }
     cat "$DBG/result"
 }
-
-# field NAME LINE: the value of NAME=... in LINE
-field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
 
 # one_run MODE PORT SEND_BYTES WANT FAMILY [sender options]: the sender on
 # host B (at $ADDR), the module's reader on host A; checks what the reader

@@ -13,6 +13,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
+. "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
 KO=${SDP_REUSEPORT_KO:-$here/../build/kmod-read-sock/sdp_reuseport_test.ko}
 DBG=/sys/kernel/debug/sdp_reuseport_test
@@ -21,8 +22,8 @@ T=60    # seconds one connect or bind may take at most
 
 loaded() { grep -q "^sdp_reuseport_test " /proc/modules; }
 
-# field NAME: the value of NAME=... in the module's counts
-field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" "$DBG/counts"; }
+# count NAME: the value of NAME=... in the module's counts
+count() { field "$1" "$(cat "$DBG/counts")"; }
 
 # sdp_sock OP ADDR: one SDP socket of user space; OP is "connect" (from
 # host A to ADDR:PORT, then close) or "bind" (to ADDR:PORT, no options).
@@ -63,13 +64,13 @@ connects() {
 wait_accepted() {
     local n=0
     for _ in $(seq 150); do
-        n=$(($(field listener1) + $(field listener2)))
+        n=$(($(count listener1) + $(count listener2)))
         ((n >= $1)) && break
         sleep 0.2
     done
     cat "$DBG/counts"
     ((n == $1)) || { echo "accepted $n, want $1"; return 1; }
-    [[ $(field error1) == 0 && $(field error2) == 0 ]] || { echo "an accept failed"; return 1; }
+    [[ $(count error1) == 0 && $(count error2) == 0 ]] || { echo "an accept failed"; return 1; }
 }
 
 module_loads() {
@@ -84,7 +85,7 @@ module_loads() {
 two_listeners() {
     echo "$SDP_B4 $PORT" >"$DBG/listen"
     cat "$DBG/counts"
-    [[ $(field open1) == 1 && $(field open2) == 1 ]] || { echo "not both open"; return 1; }
+    [[ $(count open1) == 1 && $(count open2) == 1 ]] || { echo "not both open"; return 1; }
     # a second pair on the same port is refused while these are open
     if echo "$SDP_B4 $PORT" >"$DBG/listen" 2>/dev/null; then
         echo "listen accepted while the listeners are open"; return 1
@@ -101,17 +102,17 @@ bind_without_reuseport_refused() {
 round_robin() {
     connects 8
     wait_accepted 8
-    (($(field listener1) == 4 && $(field listener2) == 4)) ||
+    (($(count listener1) == 4 && $(count listener2) == 4)) ||
         { echo "not 4 and 4: the group's requests do not go round robin"; return 1; }
 }
 
 close_first() {
     echo 1 >"$DBG/close1"
     cat "$DBG/counts"
-    [[ $(field open1) == 0 && $(field open2) == 1 ]] || { echo "listener 1 is not the one closed"; return 1; }
+    [[ $(count open1) == 0 && $(count open2) == 1 ]] || { echo "listener 1 is not the one closed"; return 1; }
     connects 4
     wait_accepted 12
-    (($(field listener1) == 4 && $(field listener2) == 8)) ||
+    (($(count listener1) == 4 && $(count listener2) == 8)) ||
         { echo "want listener1=4 listener2=8: listener 2 alone takes them"; return 1; }
     bind_without_reuseport_refused
 }
@@ -120,12 +121,12 @@ close_both() {
     local r
     echo 1 >"$DBG/close"
     cat "$DBG/counts"
-    [[ $(field open1) == 0 && $(field open2) == 0 ]] || { echo "not both closed"; return 1; }
+    [[ $(count open1) == 0 && $(count open2) == 0 ]] || { echo "not both closed"; return 1; }
     r=$(sdp_sock connect "$SDP_B4")
     [[ $r == ECONNREFUSED ]] || { echo "connect with no listener: $r, want ECONNREFUSED"; return 1; }
     r=$(sdp_sock bind "$SDP_B4")
     [[ $r == ok ]] || { echo "bind once the listeners closed: $r, want ok"; return 1; }
-    (($(field listener1) + $(field listener2) == 12)) || { echo "accepted more than 12"; return 1; }
+    (($(count listener1) + $(count listener2) == 12)) || { echo "accepted more than 12"; return 1; }
 }
 
 # SDP sockets on the test's port, from /proc/net/sdp

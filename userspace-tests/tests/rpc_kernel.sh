@@ -28,6 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_rpc.sh"
+. "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
 build=$here/../build
 KO_DIR=${SDP_KRPC_MODULES:-$build/kmod-rpc-bw}
@@ -54,8 +55,7 @@ trap cleanup EXIT
 sdp_rpc_netconfig "$work"
 sdp_rpc_rpcbind
 
-# field NAME LINE: the value of NAME=... in LINE
-field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
+# server_stat NAME: the server module's counter NAME
 server_stat() { field "$1" "$(cat "$SDBG/stats")"; }
 
 # krun LINE: a run of the client module; its result line in $RES.  Fails
