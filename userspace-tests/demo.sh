@@ -1,7 +1,8 @@
 #!/bin/bash
 # demo.sh: the main job, run in the guest by `make demo`: SDP connections
 # between the bed's two hosts, what they look like to the system, and how
-# long they take to set up; then NFS over SDP: host A mounts host B's
+# long they take to set up; unmodified qperf (sdp_bw, sdp_lat) beside its
+# RC verbs tests; then NFS over SDP: host A mounts host B's
 # export with proto=sdp, copies a file there and back, and checks it; and
 # ONC RPC from user space to the kernel over SDP: libtirpc's client on
 # host A (with libtirpc-sdp.so) calls a kernel RPC server on host B.
@@ -22,6 +23,7 @@ WORK=/run/sdp-demo              # the guest's own tmpfs
 top=$(cd "$here/.." && pwd)
 KRPC=$top/build/kmod-rpc-bw RPC_CLIENT=$top/build/rpc/rpc_bw_client
 KPORT=20050                     # the kernel RPC server's port, tcp and sdp
+QPERF_PORT=19767                # qperf's control port
 
 step() { printf '\n== %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
@@ -48,6 +50,18 @@ step "Data over SDP: 8 MiB each way, checked with FNV-1a at the receiver"
 run "$SDP_PAIR" -s 8388608
 run "$SDP_PAIR" -6 -s 8388608
 echo "(Soft-RoCE under TCG: the rate is the emulator's; make bench gives ratios)"
+
+step "Unmodified qperf over SDP (socket(27, ...)), beside qperf over RC verbs on the same devices"
+qperf --listen_port "$QPERF_PORT" >/dev/null 2>&1 &
+qperf_server=$!
+sleep 1
+for t in "-m 64K sdp_bw" "-cm1 -m 64K rc_bw" "-m 64 sdp_lat" "-cm1 -m 64 rc_lat"; do
+    # shellcheck disable=SC2086  # (the test and its options, split)
+    run timeout -k 5 60 qperf "$SDP_B4" --listen_port "$QPERF_PORT" -t 2 $t
+done
+kill "$qperf_server"
+wait "$qperf_server" 2>/dev/null || true
+echo "(rc_* need -cm1: qperf reaches a RoCE device only through the RDMA CM)"
 
 step "NFS over SDP: nfsd on host B listens on TCP and SDP 2049"
 mkdir -p "$WORK/mnt"
