@@ -97,7 +97,7 @@ run cp "$WORK/mnt/file.bin" "$WORK/back.bin"
 echo "the NFS connection, host A to host B:2049 (0801), and nfsd's listeners:"
 grep -E ':0801 ' /proc/net/sdp
 sha256sum "$WORK/file.bin" "$WORK/mnt/file.bin" "$(nfs_export "$WORK/server")/file.bin" "$WORK/back.bin"
-[[ $(sha256sum <"$WORK/file.bin") == "$(sha256sum <"$WORK/back.bin")" ]] ||
+[[ $(file_sum "$WORK/file.bin") == "$(file_sum "$WORK/back.bin")" ]] ||
     { echo "the file came back different"; exit 1; }
 echo "SDP carried $(($(sdp_stat TxBytes) - tx0)) payload bytes" \
      "during the copy (both hosts' sends; the file is $((NFS_MIB * 1048576)) bytes)"

@@ -48,6 +48,9 @@ nfs_mount() {
         { cat /proc/net/sdp; echo "not one SDP connection to $1:2049 (and no TCP)"; return 1; }
 }
 
+# direct_sum FILE: FILE's SHA-256 read with O_DIRECT, so from the server,
+# not from the client's page cache
+direct_sum() { timeout -k 5 120 dd if="$1" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1; }
 nfs_umount() { timeout -k 5 120 umount "$MNT" || timeout -k 5 60 umount -f "$MNT" || umount -l "$MNT"; }
 
 # mount_fails ADDR WANT: mount proto=sdp to ADDR fails within BOUND
@@ -177,7 +180,7 @@ device_removed_hard() {
     "$here/bed/net-setup" >"$WORK/net-setup.log" 2>&1 || { cat "$WORK/net-setup.log"; echo "net-setup failed"; return 1; }
     wait "$pid" || rc=$?
     ((rc == 0)) || { cat "$WORK/dd.err"; echo "the write failed: exit status $rc"; return 1; }
-    [[ $(timeout -k 5 120 dd if="$MNT/g" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$want" &&
+    [[ $(direct_sum "$MNT/g") == "$want" &&
         $(file_sum "$EXPORT/g") == "$want" ]] || { echo "the file differs"; return 1; }
     echo "the write completed once the device was back; the file is intact on host A (O_DIRECT) and host B"
     [[ $(nfs_sdp_conns "$SDP_B4") == 1 && $(nfs_tcp_conns) == 0 ]] ||
@@ -197,7 +200,7 @@ nfsd_restarted() {
     opens0=$(sdp_stat ActiveOpens) exid0=$(nfs_op_count "$MNT" EXCHANGE_ID)
     nfs_restart "$SERVER" "tcp 2049" "sdp 2049"
     echo "nfsd restarted between writes"
-    [[ $(timeout -k 5 120 dd if="$MNT/a" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$a" ]] ||
+    [[ $(direct_sum "$MNT/a") == "$a" ]] ||
         { echo "the file written before the restart differs"; return 1; }
     recovered "$opens0" "$exid0"
 
@@ -212,7 +215,7 @@ nfsd_restarted() {
     wait "$pid" || rc=$?
     ((rc == 0)) || { echo "the write across the restart failed: exit status $rc"; return 1; }
     recovered "$opens0" "$exid0"
-    [[ $(timeout -k 5 120 dd if="$MNT/b" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1) == "$b" ]] ||
+    [[ $(direct_sum "$MNT/b") == "$b" ]] ||
         { echo "the file written across the restart differs"; return 1; }
     [[ $(file_sum "$EXPORT/a") == "$a" && $(file_sum "$EXPORT/b") == "$b" ]] || { echo "host B holds other data"; return 1; }
     echo "both files intact, on host A (O_DIRECT) and host B"
