@@ -20,7 +20,7 @@
 
 unsigned int sdp_rx_ring_size = 32;
 module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
-MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (2-4096)");
+MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (3-4096)");
 
 unsigned int sdp_rx_buf_size = 16384;
 module_param_named(rx_buf_size, sdp_rx_buf_size, uint, 0444);
@@ -564,7 +564,8 @@ static const struct net_proto_family sdp_family_ops = {
 
 static bool sdp_params_valid(void)
 {
-	return sdp_rx_ring_size >= 2 && sdp_rx_ring_size <= 4096 &&
+	return sdp_rx_ring_size >= SDP_RX_MIN_POSTED &&
+	       sdp_rx_ring_size <= 4096 &&
 	       sdp_tx_ring_size >= 2 && sdp_tx_ring_size <= 4096 &&
 	       sdp_rx_buf_size >= 1024 && sdp_rx_buf_size <= 1048576 &&
 	       sdp_retry_count <= 7;

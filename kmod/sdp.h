@@ -297,6 +297,14 @@ struct sdp_skb_cb {
 
 #define SDP_SKB_CB(skb)	((struct sdp_skb_cb *)&((skb)->cb[0]))
 
+/*
+ * Receive buffers posted whatever the receive space, once the receive
+ * queue is empty (sdp_rx.c): a peer needs two credits to send data, and a
+ * third keeps credit updates from answering each other (sdp_tx.c).  Also
+ * the least rx_ring_size.
+ */
+#define SDP_RX_MIN_POSTED	3
+
 /* Module parameters (af_sdp.c). */
 extern unsigned int sdp_rx_ring_size;
 extern unsigned int sdp_rx_buf_size;

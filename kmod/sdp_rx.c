@@ -17,13 +17,6 @@
 #include "sdp.h"
 #include "sdp_wire.h"
 
-/*
- * Buffers posted whatever the receive space, once the receive queue is
- * empty: a peer needs two credits to send data, and a third keeps credit
- * updates from answering each other (sdp_credit_update_due()).
- */
-#define SDP_RX_MIN_POSTED	3
-
 int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
 {
 	struct ib_sge sge = {

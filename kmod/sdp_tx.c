@@ -153,13 +153,17 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
  * send data (it keeps its last credit), or it sees less than 2/3 of them.
  * A credit update consumes one of the peer's buffers, and the peer's own
  * update one of ours: with fewer than three posted on both sides each
- * update would call for the next one; three are always posted (sdp_rx.c).
+ * update would call for the next one, for as long as nobody reads.  So an
+ * update needs three posted.  Fewer are posted only while received data
+ * waits for the reader (sdp_rx.c), and the peer gets its credits when the
+ * reader makes room, as TCP opens a window only by a useful amount.
  */
 static bool sdp_credit_update_due(const struct sdp_sock *ssk)
 {
 	u32 peer_view = ssk->rx_adv - ssk->rx_since_adv;
 
-	return ssk->rx_posted > peer_view &&
+	return ssk->rx_posted >= SDP_RX_MIN_POSTED &&
+	       ssk->rx_posted > peer_view &&
 	       (peer_view < 2 || peer_view * 3 < ssk->rx_posted * 2);
 }
 

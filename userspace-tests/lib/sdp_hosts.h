@@ -136,7 +136,6 @@ static inline int sdp_sysctl_int(const char *path)
 	return val;
 }
 
-/* A blocking SDP stream socket of any address family. */
 /* A counter of /proc/net/sdpstats, or -1. */
 static inline long long sdp_stat(const char *name)
 {
@@ -153,6 +152,24 @@ static inline long long sdp_stat(const char *name)
 	return found;
 }
 
+/* A module parameter of sdp.ko, or -1. */
+static inline long long sdp_param(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* A blocking SDP stream socket of any address family. */
 static inline int sdp_socket(void)
 {
 	return socket(AF_INET_SDP, SOCK_STREAM, 0);

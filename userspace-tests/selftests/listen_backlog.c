@@ -369,23 +369,6 @@ FIXTURE_TEARDOWN(queued)
 	stream_close(&self->lfd);
 }
 
-/* A module parameter of sdp.ko, or -1. */
-static long long sdp_param(const char *name)
-{
-	char path[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /*
  * The ring column (bytes) of the ESTABLISHED sockets of /proc/net/sdp
  * whose local port (@remote: remote port) is @port, into @ring, at most

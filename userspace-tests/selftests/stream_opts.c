@@ -279,6 +279,62 @@ TEST_F_TIMEOUT(opts, buffer_sizes, 60)
 	EXPECT_EQ(0, status);
 }
 
+/*
+ * Both ends send small messages and neither reads, each into a receive
+ * buffer with room for three SDP buffers: fewer than three stay posted
+ * while data waits.  Once the data has stopped, so do the messages: a
+ * credit update uses one of the peer's buffers, and an end with so few
+ * must not answer the peer's update with its own, or the two would
+ * bounce for as long as nobody reads.  Then all of it arrives intact.
+ */
+TEST_F_TIMEOUT(opts, unread_both_ways_goes_quiet, 60)
+{
+	enum { SIZE = 100 };
+	long long ring = sdp_param("rx_ring_size");
+	long long buf = sdp_param("rx_buf_size");
+	int fds[2] = { self->cfd, self->afd };
+	uint64_t off[2] = { 0, 0 }, roff[2] = { 0, 0 };
+	long long before, after;
+	char msg[SIZE];
+	ssize_t n;
+	int i, j;
+
+	if (!variant->sdp)
+		SKIP(return, "counts SDP's credit updates");
+	ASSERT_LT(0, ring);
+	ASSERT_LT(0, buf);
+	for (j = 0; j < 2; j++) {
+		/* doubled by the kernel: three buffers */
+		ASSERT_EQ(0, set_int(fds[j], SOL_SOCKET, SO_RCVBUF, buf * 3 / 2));
+		ASSERT_EQ(0, set_int(fds[j], SOL_TCP, TCP_NODELAY, 1));
+	}
+	/* More messages than the ring has buffers, each way, as they fit. */
+	for (i = 0; i < 2 * ring; i++) {
+		for (j = 0; j < 2; j++) {
+			stream_fill(msg, SIZE, 40 + j, off[j]);
+			n = send(fds[j], msg, SIZE, MSG_DONTWAIT);
+			if (n < 0) {
+				ASSERT_EQ(EAGAIN, errno);
+			} else {
+				off[j] += n;
+			}
+		}
+		usleep(2000);
+	}
+	ASSERT_LT(0, off[0]);
+	ASSERT_LT(0, off[1]);
+	usleep(500000);		/* what is in flight arrives */
+	before = sdp_stat("CreditUpdates");
+	usleep(1000000);
+	after = sdp_stat("CreditUpdates");
+	TH_LOG("credit updates in a second without data: %lld", after - before);
+	EXPECT_GE(2, after - before);
+
+	for (j = 0; j < 2; j++)
+		EXPECT_EQ(0, stream_recv_pattern(fds[1 - j], 40 + j, &roff[j],
+						 off[j], 0)) TH_LOG("to end %d", 1 - j);
+}
+
 /* SO_RCVTIMEO: a recv() with nothing to read gives up with EAGAIN. */
 TEST_F(opts, so_rcvtimeo)
 {
