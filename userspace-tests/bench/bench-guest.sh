@@ -107,13 +107,17 @@ STATE=$(mktemp -d)    # what the cases' subshells leave for the others
 trap stop_all EXIT
 
 # Counters that show where the traffic went: Soft-RoCE packets both ways,
-# the veth ends' bytes, and lo's (which should stay out of it).
+# the veth ends' bytes, and lo's (which should stay out of it); and the
+# Soft-RoCE retries (go-back-N after a lost or reordered packet, both
+# devices) with the packets that arrived twice because of them.
 pkts() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
 nbytes() { cat "/sys/class/net/$1/statistics/$2_bytes"; }
+both() { echo $(($(pkts "$SDP_A_RDMA" "$1") + $(pkts "$SDP_B_RDMA" "$1"))); }
 counters() {
     echo "$(pkts "$SDP_A_RDMA" sent_pkts) $(pkts "$SDP_B_RDMA" rcvd_pkts)" \
          "$(pkts "$SDP_B_RDMA" sent_pkts) $(pkts "$SDP_A_RDMA" rcvd_pkts)" \
-         "$(nbytes "$SDP_A_IF" tx) $(nbytes "$SDP_B_IF" rx) $(nbytes lo tx)"
+         "$(nbytes "$SDP_A_IF" tx) $(nbytes "$SDP_B_IF" rx) $(nbytes lo tx)" \
+         "$(both completer_retry_err) $(both duplicate_request)"
 }
 
 # to_unit VALUE UNIT: qperf's figure in MB/s or us
@@ -176,7 +180,7 @@ rstream_run() {
 # bench_case TEST SIZE: RUNS runs into the CSV; checks the path
 bench_case() {
     local test=$1 size=$2 run r unit vals=() before after
-    local a0 b0 c0 d0 va0 vb0 lo0 a1 b1 c1 d1 va1 vb1 lo1
+    local a0 b0 c0 d0 va0 vb0 lo0 r0 u0 a1 b1 c1 d1 va1 vb1 lo1 r1 u1
     before=$(counters)
     for ((run = 1; run <= RUNS; run++)); do
         log "== $test size $size run $run"
@@ -191,11 +195,12 @@ bench_case() {
     done
     after=$(counters)
     echo "$test $size B: ${vals[*]} $unit"
-    read -r a0 b0 c0 d0 va0 vb0 lo0 <<<"$before"
-    read -r a1 b1 c1 d1 va1 vb1 lo1 <<<"$after"
+    read -r a0 b0 c0 d0 va0 vb0 lo0 r0 u0 <<<"$before"
+    read -r a1 b1 c1 d1 va1 vb1 lo1 r1 u1 <<<"$after"
     echo "  $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0)) pkts," \
          "$SDP_B_RDMA->$SDP_A_RDMA $((c1 - c0))/$((d1 - d0)) pkts (sent/received);" \
-         "$SDP_A_IF tx $((va1 - va0)) B, $SDP_B_IF rx $((vb1 - vb0)) B, lo tx $((lo1 - lo0)) B"
+         "$SDP_A_IF tx $((va1 - va0)) B, $SDP_B_IF rx $((vb1 - vb0)) B, lo tx $((lo1 - lo0)) B;" \
+         "retries $((r1 - r0)), $((u1 - u0)) pkts twice"
     ((lo1 - lo0 < 65536)) || { echo "traffic went over lo"; return 1; }
     ((va1 > va0 && vb1 > vb0)) || { echo "no traffic over $SDP_A_IF -> $SDP_B_IF"; return 1; }
     if [[ $test != tcp_* ]]; then
