@@ -54,6 +54,7 @@ static struct proto sdp_proto = {
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
 	.keepalive	= sdp_set_keepalive,
+	.release_cb	= sdp_release_cb,
 	.stream_memory_free = sdp_stream_memory_free,
 };
 

@@ -23,11 +23,33 @@
  * the ring.  A receive buffer's pages may leave for the receive queue
  * (sdp_rx.c), and new ones take their place.
  */
+struct sdp_conn;
+
+/**
+ * struct sdp_wc - a request posted on a connection's QP, and its completion
+ * @cqe: the verbs completion entry; its done() is sdp_cq_done()
+ * @process: acts on the completion, with the socket locked (sdp_cq.c);
+ *	returns -ENOMEM, having done nothing, when memory of the kind @gfp
+ *	allows ran out; else 0
+ * @node: entry in sdp_conn.backlog while the completion waits there
+ * @status: the completion's status
+ * @byte_len: the bytes it received
+ */
+struct sdp_wc {
+	struct ib_cqe		cqe;
+	int			(*process)(struct sock *sk,
+					   struct sdp_conn *conn,
+					   struct sdp_wc *wc, gfp_t gfp);
+	struct list_head	node;
+	enum ib_wc_status	status;
+	u32			byte_len;
+};
+
 struct sdp_buf {
 	struct page	*page;
 	void		*data;
 	u64		dma;
-	struct ib_cqe	cqe;
+	struct sdp_wc	wc;
 	u32		len;	/* send: bytes posted */
 	u32		seq;	/* send: sdp_sock.tx_head when posted */
 };
@@ -37,7 +59,7 @@ struct sdp_buf {
  * @sk: the socket; the connection holds a reference on it
  * @id: the RDMA CM id; owns the QP
  * @pd: protection domain
- * @cq: one completion queue for sends and receives
+ * @cq: one completion queue for sends and receives, polled in softirq
  * @rx_ring: the receive buffers, sdp_rx_ring_size of them; only the first
  *	@rx_bufs have pages
  * @rx_bufs: receive buffers with pages: all of them, but for a passive
@@ -53,18 +75,24 @@ struct sdp_buf {
  * @aborted: aborted: what still arrives is not looked at
  * @deadline: when the time limit of an orderly close runs out, or 0
  * @watchdog: checks keepalive and TCP_USER_TIMEOUT (sdp_timer.c)
- * @probe_cqe: completion of the keepalive probe
+ * @probe_wc: the keepalive probe and its completion
  * @probe_inflight: a keepalive probe is posted
  * @probe_posted: when it was
  * @cm_disconnected: the CM is done with the connection (DISCONNECTED: the
  *	peer's DREQ or DREP, or our DREQ's resends ran out; or the device
  *	went away): the teardown waits for it before destroying the CM id,
  *	which would cancel the DREQ's resends
+ * @backlog: completions that wait for the socket's owner (sdp_cq.c), in
+ *	the order they came
+ * @backlog_stalled: the first of them needs memory that atomic context
+ *	could not get: @backlog_work processes them
+ * @backlog_work: processes the backlog in process context
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
- * connection as their context; they take the socket lock and act only
- * while the connection is still the socket's.
+ * connection as their context; they act only while the connection is
+ * still the socket's.  Completions left on the backlog of a connection
+ * that was taken are dropped with it: nothing would have been done.
  */
 struct sdp_conn {
 	struct sock		*sk;
@@ -82,10 +110,13 @@ struct sdp_conn {
 	bool			aborted;
 	unsigned long		deadline;
 	struct delayed_work	watchdog;
-	struct ib_cqe		probe_cqe;
+	struct sdp_wc		probe_wc;
 	bool			probe_inflight;
 	unsigned long		probe_posted;
 	struct completion	cm_disconnected;
+	struct list_head	backlog;
+	bool			backlog_stalled;
+	struct work_struct	backlog_work;
 };
 
 /**
@@ -140,13 +171,20 @@ struct sdp_conn {
  * @nodelay, @cork, @user_mss, @keepidle, @keepintvl, @keepcnt,
  * @user_timeout: the TCP-level options, as set
  *
- * Locking: the socket lock (lock_sock) serialises everything the socket
- * calls, the RDMA CM event handler and the completion handlers do to the
- * socket: sk_state, @conn and what hangs off it, the credit and sequence
- * state, the listener's @accept_queue and sk_ack_backlog.  All of them run
- * in process context.  The CM handler runs with the CM id's handler mutex
- * held and takes the socket lock inside it, so nothing that holds the
- * socket lock waits for a CM handler (rdma_destroy_id()) or for the
+ * Locking: the socket lock serialises everything the socket calls, the
+ * RDMA CM event handler and the completion handlers do to the socket:
+ * sk_state, @conn and what hangs off it, the credit and sequence state,
+ * the listener's @accept_queue and sk_ack_backlog.  As for TCP, "locked"
+ * means one of two things.  Socket calls, the CM handler and the works
+ * own the socket (lock_sock()), in process context.  The completion
+ * handlers run in softirq and hold the socket's spinlock
+ * (bh_lock_sock()) while no process owns it; while one does, they leave
+ * the completion on the connection's backlog, and the owner's
+ * release_sock() processes it (sdp_cq.c).  So what a completion does
+ * (receive, send accounting, credit updates, sk_data_ready and the other
+ * callbacks) never sleeps.  The CM handler runs with the CM id's handler
+ * mutex held and takes the socket lock inside it, so nothing that holds
+ * the socket lock waits for a CM handler (rdma_destroy_id()) or for the
  * completion queue (ib_drain_qp()).  No two socket locks are held at once.
  * poll() reads the state without the lock, as tcp_poll() does.
  *
@@ -342,10 +380,15 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 		   struct rdma_cm_event *ev);
 int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
 
+/* sdp_cq.c */
+void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc);
+void sdp_backlog_init(struct sdp_conn *conn);
+void sdp_release_cb(struct sock *sk);
+
 /* sdp_conn.c */
 unsigned int sdp_buf_truesize(void);
 int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
-		  enum dma_data_direction dir);
+		  enum dma_data_direction dir, gfp_t gfp);
 void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
 		   enum dma_data_direction dir);
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
@@ -357,7 +400,8 @@ struct sdp_conn *sdp_conn_take(struct sock *sk);
 void sdp_conn_teardown(struct sock *sk, unsigned long delay);
 
 /* sdp_rx.c */
-void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
+		   gfp_t gfp);
 int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx);
 void sdp_rx_consumed(struct sock *sk);
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
@@ -366,7 +410,8 @@ int sdp_read_sock(struct sock *sk, read_descriptor_t *desc,
 		  sk_read_actor_t recv_actor);
 
 /* sdp_tx.c */
-void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
+		   gfp_t gfp);
 bool sdp_stream_memory_free(const struct sock *sk, int wake);
 bool sdp_writable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
@@ -384,7 +429,7 @@ void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
-bool sdp_wc_failed(struct sock *sk, const struct ib_wc *wc);
+bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status);
 void sdp_close_connected(struct sock *sk);
 void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);
 

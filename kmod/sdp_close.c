@@ -115,11 +115,11 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
  * dead peer (the transport's retries ran out) is a timeout.  Socket lock
  * held.
  */
-bool sdp_wc_failed(struct sock *sk, const struct ib_wc *wc)
+bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 {
 	int err = -ECONNRESET;
 
-	switch (wc->status) {
+	switch (status) {
 	case IB_WC_SUCCESS:
 		return false;
 	case IB_WC_WR_FLUSH_ERR:
@@ -131,7 +131,7 @@ bool sdp_wc_failed(struct sock *sk, const struct ib_wc *wc)
 	default:
 		break;
 	}
-	sdp_abort(sk, err, SDP_MIB_ABORT_ERROR, ib_wc_status_msg(wc->status));
+	sdp_abort(sk, err, SDP_MIB_ABORT_ERROR, ib_wc_status_msg(status));
 	return true;
 }
 

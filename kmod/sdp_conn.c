@@ -30,9 +30,9 @@ unsigned int sdp_buf_truesize(void)
  * than kmalloc() memory, so a receive buffer can move to an skb as it is.
  */
 int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
-		  enum dma_data_direction dir)
+		  enum dma_data_direction dir, gfp_t gfp)
 {
-	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN,
+	struct page *page = alloc_pages(gfp | __GFP_COMP | __GFP_NOWARN,
 					sdp_buf_order());
 	u64 dma;
 
@@ -74,18 +74,25 @@ static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
 	kfree(ring);
 }
 
-/* A ring of @n buffers, none of them with pages yet (sdp_ring_fill()). */
+/*
+ * A ring of @n buffers, none of them with pages yet; @process acts on
+ * their completions.
+ */
 static struct sdp_buf *sdp_ring_alloc(unsigned int n,
-				      void (*done)(struct ib_cq *cq,
-						   struct ib_wc *wc))
+				      int (*process)(struct sock *sk,
+						     struct sdp_conn *conn,
+						     struct sdp_wc *wc,
+						     gfp_t gfp))
 {
 	struct sdp_buf *ring = kcalloc(n, sizeof(*ring), GFP_KERNEL);
 	unsigned int i;
 
 	if (!ring)
 		return NULL;
-	for (i = 0; i < n; i++)
-		ring[i].cqe.done = done;
+	for (i = 0; i < n; i++) {
+		ring[i].wc.cqe.done = sdp_cq_done;
+		ring[i].wc.process = process;
+	}
 	return ring;
 }
 
@@ -132,6 +139,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	INIT_DELAYED_WORK(&conn->teardown, sdp_teardown_work);
 	init_completion(&conn->cm_disconnected);
 	sdp_watchdog_init(conn);
+	sdp_backlog_init(conn);
 	sock_hold(sk);
 	return conn;
 }
@@ -150,7 +158,8 @@ static int sdp_conn_add_rx(struct sdp_conn *conn, unsigned int to, bool post)
 
 	while (conn->rx_bufs < to) {
 		rx = &conn->rx_ring[conn->rx_bufs];
-		ret = sdp_buf_alloc(conn->id->device, rx, DMA_FROM_DEVICE);
+		ret = sdp_buf_alloc(conn->id->device, rx, DMA_FROM_DEVICE,
+				    GFP_KERNEL);
 		if (ret)
 			return ret;
 		conn->rx_bufs++;
@@ -172,12 +181,12 @@ static int sdp_conn_alloc_tx(struct sdp_conn *conn)
 	struct sdp_sock *ssk = sdp_sk(conn->sk);
 	unsigned int i;
 
-	conn->tx_ring = sdp_ring_alloc(sdp_tx_ring_size, sdp_tx_done);
+	conn->tx_ring = sdp_ring_alloc(sdp_tx_ring_size, sdp_tx_process);
 	if (!conn->tx_ring)
 		return -ENOMEM;
 	for (i = 0; i < sdp_tx_ring_size; i++) {
 		if (sdp_buf_alloc(conn->id->device, &conn->tx_ring[i],
-				  DMA_TO_DEVICE))
+				  DMA_TO_DEVICE, GFP_KERNEL))
 			return -ENOMEM;
 		WRITE_ONCE(ssk->ring_bufs, ssk->ring_bufs + 1);
 	}
@@ -220,7 +229,7 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 
 	conn->cq = ib_alloc_cq_any(id->device, conn,
 				   attr.cap.max_send_wr + attr.cap.max_recv_wr,
-				   IB_POLL_WORKQUEUE);
+				   IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -235,7 +244,7 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 
 	conn->rx_free = kcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
 				GFP_KERNEL);
-	conn->rx_ring = sdp_ring_alloc(sdp_rx_ring_size, sdp_rx_done);
+	conn->rx_ring = sdp_ring_alloc(sdp_rx_ring_size, sdp_rx_process);
 	if (!conn->rx_free || !conn->rx_ring)
 		return -ENOMEM;
 
@@ -326,8 +335,9 @@ static void sdp_conn_drain(struct sdp_conn *conn)
 
 /*
  * Frees the verbs objects, leaving the CM id.  The QP is drained first,
- * so no completion handler touches a buffer after it is freed.  Must not
- * be called with the socket lock held.
+ * and the backlog's work stopped, so no completion handler touches a
+ * buffer after it is freed.  Must not be called with the socket lock
+ * held.
  */
 static void sdp_conn_free_verbs(struct sdp_conn *conn)
 {
@@ -337,6 +347,7 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 		sdp_conn_drain(conn);
 		rdma_destroy_qp(id);
 	}
+	cancel_work_sync(&conn->backlog_work);
 	sdp_ring_free(id->device, conn->rx_ring, sdp_rx_ring_size,
 		      DMA_FROM_DEVICE);
 	sdp_ring_free(id->device, conn->tx_ring, sdp_tx_ring_size,

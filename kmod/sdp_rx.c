@@ -25,7 +25,7 @@ int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
 		.lkey	= conn->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe		= &rx->cqe,
+		.wr_cqe		= &rx->wc.cqe,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
@@ -96,16 +96,17 @@ static u32 sdp_rx_copybreak(void)
 
 /* An skb with @rx's pages as its payload; @rx gets new pages. */
 static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
-					 struct sdp_buf *rx, u32 len)
+					 struct sdp_buf *rx, u32 len,
+					 gfp_t gfp)
 {
 	struct ib_device *dev = conn->id->device;
 	struct sdp_buf old = *rx;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(0, GFP_KERNEL);
+	skb = alloc_skb(0, gfp);
 	if (!skb)
 		return NULL;
-	if (sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE)) {
+	if (sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE, gfp)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -116,12 +117,12 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 }
 
 /* A copy of @len bytes of payload at @payload. */
-static struct sk_buff *sdp_rx_copy(const void *payload, u32 len)
+static struct sk_buff *sdp_rx_copy(const void *payload, u32 len, gfp_t gfp)
 {
 	struct sk_buff *skb;
 	int err;
 
-	skb = alloc_skb_with_frags(0, len, 0, &err, GFP_KERNEL);
+	skb = alloc_skb_with_frags(0, len, 0, &err, gfp);
 	if (!skb)
 		return NULL;
 	skb->data_len = len;
@@ -155,28 +156,23 @@ static bool sdp_rx_append(struct sock *sk, const void *payload, u32 len)
 	return true;
 }
 
-/* Queues the @len bytes of payload that arrived in @rx for the reader. */
-static void sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
-			struct sdp_buf *rx, u32 len)
+/*
+ * Queues the @len bytes of payload that arrived in @rx for the reader;
+ * -ENOMEM, with nothing done, when there is no memory of the kind @gfp
+ * allows for them.
+ */
+static int sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
+		       struct sdp_buf *rx, u32 len, gfp_t gfp)
 {
 	const void *payload = rx->data + sizeof(struct sdp_bsdh);
 	struct sk_buff *skb = NULL;
 
-	if (sock_flag(sk, SOCK_DEAD)) {
-		/* As TCP resets when data reaches a closed socket. */
-		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
-			  "data after close");
-		return;
-	}
 	if (len >= sdp_rx_copybreak())
-		skb = sdp_rx_take_pages(conn, rx, len);
+		skb = sdp_rx_take_pages(conn, rx, len, gfp);
 	if (!skb && !sdp_rx_append(sk, payload, len)) {
-		skb = sdp_rx_copy(payload, len);
-		if (!skb) {
-			sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
-				  "no memory for received data");
-			return;
-		}
+		skb = sdp_rx_copy(payload, len, gfp);
+		if (!skb)
+			return -ENOMEM;
 		SDP_SKB_CB(skb)->copied = true;
 	}
 	if (skb) {
@@ -185,26 +181,45 @@ static void sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 		__skb_queue_tail(&sk->sk_receive_queue, skb);
 	}
 	sdp_sk(sk)->rx_queued += len;
-	sk->sk_data_ready(sk);
+	return 0;
 }
 
-/* One message from the peer.  Socket lock held, @conn is the socket's. */
-static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
-		       struct sdp_buf *rx, u32 byte_len)
+/*
+ * One message from the peer.  Returns the payload bytes queued for the
+ * reader, or -ENOMEM, with nothing done, when @gfp memory ran out for
+ * them.  Socket locked, @conn is the socket's.
+ */
+static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
+		      struct sdp_buf *rx, u32 byte_len, gfp_t gfp)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_bsdh *bsdh = rx->data;
+	u32 len = byte_len - sizeof(*bsdh);
 	const char *bad;
+	int ret;
 
 	ib_dma_sync_single_for_cpu(conn->id->device, rx->dma, byte_len,
 				   DMA_FROM_DEVICE);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
 	if (bad) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);
-		return;
+		return 0;
 	}
+	if (bsdh->mid == SDP_MID_DATA && len) {
+		if (sock_flag(sk, SOCK_DEAD)) {
+			/* As TCP resets when data reaches a closed socket. */
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
+				  "data after close");
+			return 0;
+		}
+		/* First, as it may fail: then nothing else is done. */
+		ret = sdp_rx_data(sk, conn, rx, len, gfp);
+		if (ret)
+			return ret;
+	}
+
 	sdp_stat_msg(sock_net(sk), SDP_MIB_RX_MSG, bsdh->mid);
-	sdp_stat_add(sock_net(sk), SDP_MIB_RX_BYTES, byte_len - sizeof(*bsdh));
+	sdp_stat_add(sock_net(sk), SDP_MIB_RX_BYTES, len);
 	ssk->rx_mseq = ntohl(bsdh->mseq);
 	ssk->rx_since_adv++;
 	ssk->rx_stamp = jiffies;
@@ -215,55 +230,66 @@ static void sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 
 	switch (bsdh->mid) {
 	case SDP_MID_DATA:
-		if (byte_len > sizeof(*bsdh))
-			sdp_rx_data(sk, conn, rx, byte_len - sizeof(*bsdh));
-		break;
+		return len;
 	case SDP_MID_DISCONN:
-		if (byte_len != sizeof(*bsdh)) {
+		if (len) {
 			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
 				  "DisConn with payload");
-			return;
+			return 0;
 		}
 		sdp_disconn_rcvd(sk);
-		break;
+		return 0;
 	case SDP_MID_ABORT_CONN:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PEER, "AbortConn");
-		return;
+		return 0;
 	case SDP_MID_SEND_SM:
-		break;	/* we never offer zero-copy: nothing to stop */
+		return 0;	/* we never offer zero-copy: nothing to stop */
 	default:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
 			  "unsupported message id");
-		return;
+		return 0;
 	}
+}
+
+/*
+ * A receive completed.  Socket locked (sdp_cq.c).  Softirq and
+ * release_sock() get -ENOMEM back when there was no GFP_ATOMIC memory for
+ * the data, and leave the completion for later; in process context the
+ * connection aborts instead.
+ */
+int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
+		   gfp_t gfp)
+{
+	struct sdp_buf *rx = container_of(wc, struct sdp_buf, wc);
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int queued = 0;
+
+	if (ssk->conn != conn)
+		return 0;
+	if (conn->aborted || sdp_wc_failed(sk, wc->status)) {
+		ssk->rx_posted--;
+		return 0;
+	}
+	queued = sdp_rx_msg(sk, conn, rx, wc->byte_len, gfp);
+	if (queued == -ENOMEM) {
+		if (!gfpflags_allow_blocking(gfp))
+			return -ENOMEM;
+		sdp_abort(sk, -ENOMEM, SDP_MIB_ABORT_ERROR,
+			  "no memory for received data");
+		queued = 0;
+	}
+	ssk->rx_posted--;
+	if (conn->aborted)
+		return 0;
+
+	conn->rx_free[conn->rx_nfree++] = rx;
+	sdp_rx_refill(sk, conn);
 	/* The peer may have given credits, or acknowledged our DisConn. */
 	sdp_tx_control(sk);
 	sdp_tx_wakeup(sk);
-}
-
-void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct sdp_conn *conn = cq->cq_context;
-	struct sdp_buf *rx = container_of(wc->wr_cqe, struct sdp_buf, cqe);
-	struct sock *sk = conn->sk;
-	struct sdp_sock *ssk = sdp_sk(sk);
-
-	lock_sock(sk);
-	ssk->rx_posted--;
-	if (ssk->conn != conn || conn->aborted) {
-		release_sock(sk);
-		return;
-	}
-	if (sdp_wc_failed(sk, wc)) {
-		release_sock(sk);
-		return;
-	}
-
-	sdp_rx_msg(sk, conn, rx, wc->byte_len);
-	conn->rx_free[conn->rx_nfree++] = rx;
-	sdp_rx_refill(sk, conn);
-	sdp_tx_control(sk);
-	release_sock(sk);
+	if (queued)
+		sk->sk_data_ready(sk);
+	return 0;
 }
 
 /*
@@ -406,8 +432,10 @@ out:
  * what tcp_read_sock() is to TCP).  The actor may use part of what it is
  * given; the rest stays queued.  Buffers the reading frees are reposted
  * and their credits returned to the peer before it returns.
- * sk_data_ready runs in process context with the socket lock held, so a
- * consumer may call this straight from its data_ready callback.
+ * sk_data_ready is called with the socket locked, as TCP calls it: in
+ * softirq under the socket's spinlock, or by the process that owns the
+ * socket; so a consumer may call this straight from its data_ready
+ * callback.
  *
  * Returns the bytes the actor used, or the actor's error if it used none.
  */

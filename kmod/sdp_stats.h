@@ -26,6 +26,7 @@ enum sdp_mib {
 	SDP_MIB_ABORT_ERROR,		/* a send or receive failed */
 	SDP_MIB_CREDIT_STALLS,		/* a sender waited for credits */
 	SDP_MIB_CREDIT_UPDATES,		/* credit updates sent */
+	SDP_MIB_RX_MEMORY_STALLS,	/* received data waited for memory */
 	SDP_MIB_TX_BYTES,		/* payload bytes sent */
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
 	SDP_MIB_TX_MSG,			/* messages sent, by id */

@@ -62,13 +62,12 @@ static int sdp_keepcnt(const struct sock *sk)
 	return n ? : READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_keepalive_probes);
 }
 
-static void sdp_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+/* The probe completed.  Socket locked (sdp_cq.c). */
+static int sdp_probe_process(struct sock *sk, struct sdp_conn *conn,
+			     struct sdp_wc *wc, gfp_t gfp)
 {
-	struct sdp_conn *conn = cq->cq_context;
-	struct sock *sk = conn->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 
-	lock_sock(sk);
 	conn->probe_inflight = false;
 	if (ssk->conn == conn && !conn->aborted) {
 		if (wc->status == IB_WC_SUCCESS) {
@@ -79,20 +78,19 @@ static void sdp_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 				  "keepalive probe failed");
 		}
 	}
-	release_sock(sk);
+	return 0;
 }
 
 static void sdp_probe(struct sock *sk, struct sdp_conn *conn)
 {
 	struct ib_rdma_wr wr = {
 		.wr = {
-			.wr_cqe		= &conn->probe_cqe,
+			.wr_cqe		= &conn->probe_wc.cqe,
 			.opcode		= IB_WR_RDMA_WRITE,
 			.send_flags	= IB_SEND_SIGNALED,
 		},
 	};
 
-	conn->probe_cqe.done = sdp_probe_done;
 	if (!conn->probe_inflight &&
 	    !ib_post_send(conn->id->qp, &wr.wr, NULL)) {
 		conn->probe_inflight = true;
@@ -172,6 +170,8 @@ out:
 void sdp_watchdog_init(struct sdp_conn *conn)
 {
 	INIT_DELAYED_WORK(&conn->watchdog, sdp_watchdog);
+	conn->probe_wc.cqe.done = sdp_cq_done;
+	conn->probe_wc.process = sdp_probe_process;
 }
 
 /*

@@ -103,7 +103,7 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	struct sdp_bsdh *bsdh = tx->data;
 	struct ib_sge sge;
 	struct ib_send_wr wr = {
-		.wr_cqe		= &tx->cqe,
+		.wr_cqe		= &tx->wc.cqe,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 		.opcode		= IB_WR_SEND,
@@ -175,7 +175,7 @@ static bool sdp_tx_hold(const struct sock *sk)
 	if (ssk->cork || ssk->tx_held_more)
 		return time_before(jiffies,
 				   ssk->tx_held_stamp + SDP_CORK_CEILING);
-	/* The completion of the last send pushes them (sdp_tx_done()). */
+	/* The completion of the last send pushes them (sdp_tx_process()). */
 	return ssk->tx_head != ssk->tx_tail && !ssk->tx_unsignaled;
 }
 
@@ -291,18 +291,15 @@ void sdp_tx_control(struct sock *sk)
 		sdp_stat_inc(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 }
 
-void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+/* A send completed.  Socket locked (sdp_cq.c). */
+int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
+		   gfp_t gfp)
 {
-	struct sdp_conn *conn = cq->cq_context;
-	struct sdp_buf *tx = container_of(wc->wr_cqe, struct sdp_buf, cqe);
-	struct sock *sk = conn->sk;
+	struct sdp_buf *tx = container_of(wc, struct sdp_buf, wc);
 	struct sdp_sock *ssk = sdp_sk(sk);
 
-	lock_sock(sk);
-	if (ssk->conn != conn) {
-		release_sock(sk);
-		return;
-	}
+	if (ssk->conn != conn)
+		return 0;
 	/*
 	 * An RC QP completes its sends in the order they were posted: this
 	 * one, and those before it that asked for no completion, are done.
@@ -315,10 +312,8 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		ssk->tx_tail++;
 	}
 	ssk->tx_stamp = jiffies;
-	if (sdp_wc_failed(sk, wc)) {
-		release_sock(sk);
-		return;
-	}
+	if (sdp_wc_failed(sk, wc->status))
+		return 0;
 	/* Our DisConn has reached the peer: TCP's FIN acknowledged. */
 	if (ssk->disconn_sent && ssk->tx_head == ssk->tx_tail &&
 	    sk->sk_state == TCP_FIN_WAIT1)
@@ -326,7 +321,7 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_tx_control(sk);
 	sdp_check_closed(sk);
 	sdp_tx_wakeup(sk);
-	release_sock(sk);
+	return 0;
 }
 
 /* sk_write_space of SDP sockets: as sk_stream_write_space(), for SDP. */

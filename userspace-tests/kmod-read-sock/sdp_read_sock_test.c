@@ -19,9 +19,9 @@
  *   read_sock     proto_ops.read_sock under lock_sock from this process,
  *                 woken by sk_data_ready, with a desc->count below BYTES
  *                 and an actor that takes at most actor_max bytes a call
- *   read_sock_cb  read_sock from the sk_data_ready callback itself, which an
- *                 SDP socket calls in process context with the socket lock
- *                 held (a TCP socket, in softirq)
+ *   read_sock_cb  read_sock from the sk_data_ready callback itself, which
+ *                 SDP, as TCP, calls with the socket locked: in softirq
+ *                 under its spinlock, or by the process that owns it
  *   recvmsg_kvec  sock_recvmsg() with a kvec iterator and MSG_DONTWAIT, as
  *                 SunRPC's xprtsock does: a 4-byte record marker, then a
  *                 larger read, over and over
@@ -108,8 +108,8 @@ static const char * const rst_mode_names[] = {
  * @max_offered: the longest stretch the actor was offered
  * @read_calls: read_sock or recvmsg calls
  * @data_ready: calls of sk_data_ready
- * @violations: sk_data_ready calls on an SDP socket without the socket
- *	lock or outside process context (read_sock_cb)
+ * @violations: sk_data_ready calls on an SDP socket that was not locked:
+ *	neither owned nor in softirq (read_sock_cb)
  * @late: bytes read_sock_cb found at the end with no data_ready for them
  * @bad_return: read_sock calls that returned other than what the actor took
  * @saved_data_ready: the socket's callbacks before ours
@@ -261,7 +261,8 @@ static void rst_drain(struct rst_run *run)
  */
 static void rst_data_ready(struct sock *sk)
 {
-	bool owned = in_task() && sock_owned_by_user_nocheck(sk);
+	/* Owned, or in softirq, where only the spinlock can be held. */
+	bool locked = sock_owned_by_user_nocheck(sk) || in_softirq();
 	void (*saved)(struct sock *sk) = NULL;
 	struct rst_run *run;
 
@@ -270,7 +271,7 @@ static void rst_data_ready(struct sock *sk)
 	if (run) {
 		saved = run->saved_data_ready;
 		atomic_inc(&run->data_ready);
-		if (run->sdp && run->mode == RST_READ_SOCK_CB && !owned)
+		if (run->sdp && run->mode == RST_READ_SOCK_CB && !locked)
 			atomic_inc(&run->violations);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
@@ -279,10 +280,9 @@ static void rst_data_ready(struct sock *sk)
 
 	/*
 	 * The run stays: the reader takes the socket lock before it puts
-	 * the callbacks back, and whoever calls us holds that lock (SDP) or
-	 * the socket's spinlock in softirq (TCP).
+	 * the callbacks back, and whoever calls us has the socket locked.
 	 */
-	if (run->mode == RST_READ_SOCK_CB && (owned || !run->sdp))
+	if (run->mode == RST_READ_SOCK_CB && (locked || !run->sdp))
 		rst_drain(run);
 	set_bit(0, &run->wake);
 	wake_up_interruptible(&run->wait);
