@@ -65,6 +65,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/faults \
 	 $(BUILD)/selftests/faults_link \
 	 userspace-tests/tests/read_sock.sh \
+	 userspace-tests/tests/rx_nomem.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
 	 userspace-tests/tests/hostile_peer.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
@@ -175,10 +176,11 @@ shell: deps install userspace
 bench: deps install userspace
 	@$(TOP)/userspace-tests/bench/run-bench
 
-# The in-kernel test modules (read_sock.sh, reuseport.sh): a copy of their
-# folder under build/, built for the bed's kernel with W=1 and sparse, and
-# never installed (the tests insmod them from there).  They share the
-# plumbing of their debugfs files (sdp_ktest.h) with the RPC client.
+# The in-kernel test modules (read_sock.sh, rx_nomem.sh, reuseport.sh): a
+# copy of their folder under build/, built for the bed's kernel with W=1 and
+# sparse, and never installed (the tests insmod them from there).  They
+# share the plumbing of their debugfs files (sdp_ktest.h) with the RPC
+# client.
 KTEST_HDR := userspace-tests/lib/sdp_ktest.h
 RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-read-sock/Kbuild
 RST_DIR := $(BUILD)/kmod-read-sock
