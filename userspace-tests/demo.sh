@@ -16,6 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib/sdp_nfs.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_rpc.sh"
+. "$here/lib/sdp_qperf.sh"
 COUNT=${SDP_DEMO_CONNECTIONS:-50}
 NFS_MIB=${SDP_DEMO_NFS_MIB:-16}
 RPC_MIB=${SDP_DEMO_RPC_MIB:-8}
@@ -52,9 +53,8 @@ run "$SDP_PAIR" -6 -s 8388608
 echo "(Soft-RoCE under TCG: the rate is the emulator's; make bench gives ratios)"
 
 step "Unmodified qperf over SDP (socket(27, ...)), beside qperf over RC verbs on the same devices"
-qperf --listen_port "$QPERF_PORT" >/dev/null 2>&1 &
-qperf_server=$!
-sleep 1
+qperf_server_start "$QPERF_PORT" /dev/null || { echo "qperf's server did not listen"; exit 1; }
+qperf_server=$QPERF_SERVER
 for t in "-m 64K sdp_bw" "-cm1 -m 64K rc_bw" "-m 64 sdp_lat" "-cm1 -m 64 rc_lat"; do
     # shellcheck disable=SC2086  # (the test and its options, split)
     run timeout -k 5 60 qperf "$SDP_B4" --listen_port "$QPERF_PORT" -t 2 $t

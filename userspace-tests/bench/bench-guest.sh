@@ -29,6 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_rpc.sh"
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_ktest.sh"
+. "$here/lib/sdp_qperf.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -67,13 +68,9 @@ log() { printf '%s\n' "$*" >>"$LOG"; }
 # tests' own connections go A -> B over va/vb (and rxeA/rxeB).
 qserver=
 start_qperf_server() {
-    qperf --listen_port "$PORT" >>"$OUT/qperf-server.log" 2>&1 &
-    qserver=$!
-    for _ in $(seq 50); do
-        ss -Hltn "sport = :$PORT" | grep -q . && return 0
-        sleep 0.2
-    done
-    log "qperf server did not listen on $PORT"
+    qperf_server_start "$PORT" "$OUT/qperf-server.log" ||
+        log "qperf server did not listen on $PORT"
+    qserver=$QPERF_SERVER
 }
 # After a failed run (in the case's subshell): the server's test child,
 # if it hangs, goes.
@@ -110,12 +107,10 @@ trap stop_all EXIT
 # the veth ends' bytes, and lo's (which should stay out of it); and the
 # Soft-RoCE retries (go-back-N after a lost or reordered packet, both
 # devices) with the packets that arrived twice because of them.
-pkts() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
 nbytes() { cat "/sys/class/net/$1/statistics/$2_bytes"; }
-both() { echo $(($(pkts "$SDP_A_RDMA" "$1") + $(pkts "$SDP_B_RDMA" "$1"))); }
+both() { echo $(($(rxe_counter "$SDP_A_RDMA" "$1") + $(rxe_counter "$SDP_B_RDMA" "$1"))); }
 counters() {
-    echo "$(pkts "$SDP_A_RDMA" sent_pkts) $(pkts "$SDP_B_RDMA" rcvd_pkts)" \
-         "$(pkts "$SDP_B_RDMA" sent_pkts) $(pkts "$SDP_A_RDMA" rcvd_pkts)" \
+    echo "$(rxe_pkt_counts)" \
          "$(nbytes "$SDP_A_IF" tx) $(nbytes "$SDP_B_IF" rx) $(nbytes lo tx)" \
          "$(both completer_retry_err) $(both duplicate_request)"
 }

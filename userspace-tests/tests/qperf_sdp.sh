@@ -11,28 +11,21 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/bed/hosts.env"
+. "$here/lib/sdp_qperf.sh"
 PORT=${SDP_QPERF_PORT:-19766}    # qperf's control port (not the default one)
 TIME=${SDP_QPERF_TIME:-2}        # seconds per qperf test
 T=$((TIME * 2 + 60))             # a qperf run's time limit
 
 server_log=$(mktemp)
-qperf --listen_port "$PORT" >"$server_log" 2>&1 &
-server=$!
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 stop_server() {
-    pkill -P "$server" 2>/dev/null || true    # a test it forked, if one hangs
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
+    pkill -P "$QPERF_SERVER" 2>/dev/null || true    # a test it forked, if one hangs
+    kill "$QPERF_SERVER" 2>/dev/null || true
+    wait "$QPERF_SERVER" 2>/dev/null || true
     rm -f "$server_log"
 }
 trap stop_server EXIT
-
-# pkts DEV COUNTER: a Soft-RoCE port counter
-pkts() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
-rxe_counts() {
-    echo "$(pkts "$SDP_A_RDMA" sent_pkts) $(pkts "$SDP_B_RDMA" rcvd_pkts)" \
-         "$(pkts "$SDP_B_RDMA" sent_pkts) $(pkts "$SDP_A_RDMA" rcvd_pkts)"
-}
+qperf_server_start "$PORT" "$server_log" || true    # (the cases say what fails)
 
 # qperf_check HOST TEST MSG_SIZE: runs one qperf test from host A against
 # the server at HOST; prints its output; fails unless it reports a
@@ -55,20 +48,14 @@ tcp_bw() { qperf_check "$SDP_B4" tcp_bw 4096; }
 # sdp_test HOST TEST SIZE: the qperf test, over rxeA -> rxeB and back
 sdp_test() {
     local a0 b0 c0 d0 a1 b1 c1 d1
-    read -r a0 b0 c0 d0 <<<"$(rxe_counts)"
+    read -r a0 b0 c0 d0 <<<"$(rxe_pkt_counts)"
     qperf_check "$@"
-    read -r a1 b1 c1 d1 <<<"$(rxe_counts)"
+    read -r a1 b1 c1 d1 <<<"$(rxe_pkt_counts)"
     echo "packets $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0))," \
          "$SDP_B_RDMA->$SDP_A_RDMA $((c1 - c0))/$((d1 - d0)) (sent/received)"
     ((a1 > a0 && b1 > b0 && c1 > c0 && d1 > d0)) ||
         { echo "the traffic did not go between $SDP_A_RDMA and $SDP_B_RDMA"; return 1; }
 }
-
-# the qperf server is up once its control port listens
-for _ in $(seq 50); do
-    ss -Hltn "sport = :$PORT" | grep -q . && break
-    sleep 0.2
-done
 
 ktap_plan 4
 ktap_run tcp_bw tcp_bw
