@@ -54,6 +54,12 @@ struct sdp_buf {
 	u32		seq;	/* send: sdp_sock.tx_head when posted */
 };
 
+/*
+ * Spare receive pages a connection keeps at most (sdp_rx.c): enough for a
+ * reader that keeps up, little memory for one that stopped.
+ */
+#define SDP_RX_SPARE	4
+
 /**
  * struct sdp_conn - the RDMA side of one connection
  * @sk: the socket; the connection holds a reference on it
@@ -66,6 +72,10 @@ struct sdp_buf {
  *	child that accept() has not taken yet (sdp_conn_grow())
  * @rx_free: receive buffers not posted, for want of receive space
  * @rx_nfree: how many @rx_free holds
+ * @rx_spare: pages of received data the reader is done with, for the
+ *	next receive buffer whose pages move to the receive queue; ours
+ *	alone (one reference each), not charged to the socket
+ * @rx_nspare: how many @rx_spare holds
  * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
  *	NULL for a passive child until accept() takes it: it sends nothing
  * @teardown: frees the connection; queued with a delay as the time limit
@@ -103,6 +113,8 @@ struct sdp_conn {
 	unsigned int		rx_bufs;
 	struct sdp_buf		**rx_free;
 	u32			rx_nfree;
+	struct page		*rx_spare[SDP_RX_SPARE];
+	u32			rx_nspare;
 	struct sdp_buf		*tx_ring;
 	struct delayed_work	teardown;
 	bool			established;
@@ -389,6 +401,8 @@ void sdp_release_cb(struct sock *sk);
 unsigned int sdp_buf_truesize(void);
 int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
 		  enum dma_data_direction dir, gfp_t gfp);
+int sdp_buf_map(struct ib_device *dev, struct sdp_buf *buf,
+		struct page *page, enum dma_data_direction dir);
 void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
 		   enum dma_data_direction dir);
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);

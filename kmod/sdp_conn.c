@@ -26,6 +26,23 @@ unsigned int sdp_buf_truesize(void)
 }
 
 /*
+ * Gives @buf the pages @page, mapped for @dev in direction @dir; on
+ * failure the caller keeps its reference on them.
+ */
+int sdp_buf_map(struct ib_device *dev, struct sdp_buf *buf,
+		struct page *page, enum dma_data_direction dir)
+{
+	u64 dma = ib_dma_map_page(dev, page, 0, sdp_rx_buf_size, dir);
+
+	if (ib_dma_mapping_error(dev, dma))
+		return -ENOMEM;
+	buf->page = page;
+	buf->data = page_address(page);
+	buf->dma = dma;
+	return 0;
+}
+
+/*
  * Gives @buf new pages, mapped for @dev in direction @dir.  Pages rather
  * than kmalloc() memory, so a receive buffer can move to an skb as it is.
  */
@@ -34,18 +51,13 @@ int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
 {
 	struct page *page = alloc_pages(gfp | __GFP_COMP | __GFP_NOWARN,
 					sdp_buf_order());
-	u64 dma;
 
 	if (!page)
 		return -ENOMEM;
-	dma = ib_dma_map_page(dev, page, 0, sdp_rx_buf_size, dir);
-	if (ib_dma_mapping_error(dev, dma)) {
+	if (sdp_buf_map(dev, buf, page, dir)) {
 		__free_pages(page, sdp_buf_order());
 		return -ENOMEM;
 	}
-	buf->page = page;
-	buf->data = page_address(page);
-	buf->dma = dma;
 	return 0;
 }
 
@@ -353,6 +365,8 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 	sdp_ring_free(id->device, conn->tx_ring, sdp_tx_ring_size,
 		      DMA_TO_DEVICE);
 	kfree(conn->rx_free);
+	while (conn->rx_nspare)
+		put_page(conn->rx_spare[--conn->rx_nspare]);
 	conn->rx_ring = NULL;
 	conn->tx_ring = NULL;
 	conn->rx_free = NULL;

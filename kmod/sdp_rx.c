@@ -5,11 +5,13 @@
  * read_sock() consume, and the credits returned to the peer as buffers
  * are reposted.
  *
- * Received payload is copied out of the ring into an skb on
+ * Small payload is copied out of the ring into an skb on
  * sk_receive_queue, so a ring buffer goes back to the peer at once while
  * there is receive space; when there is none, the buffer waits on
  * conn->rx_free until the reader makes room, and the peer runs out of
- * credits: that is the flow control.
+ * credits: that is the flow control.  A large payload moves in the pages
+ * it arrived in, and the ring buffer gets others: pages the reader is
+ * done with, kept as a few spares, or new ones.
  */
 #include <linux/skbuff.h>
 #include <net/sock.h>
@@ -94,6 +96,46 @@ static u32 sdp_rx_copybreak(void)
 	return sdp_rx_buf_size / 2;
 }
 
+/*
+ * New pages for @rx: spare ones if the connection has some, which saves
+ * the allocation and the zeroing of fresh pages.
+ */
+static int sdp_rx_renew(struct sdp_conn *conn, struct sdp_buf *rx, gfp_t gfp)
+{
+	struct ib_device *dev = conn->id->device;
+
+	if (conn->rx_nspare &&
+	    !sdp_buf_map(dev, rx, conn->rx_spare[conn->rx_nspare - 1],
+			 DMA_FROM_DEVICE)) {
+		conn->rx_nspare--;
+		sdp_stat_inc(sock_net(conn->sk), SDP_MIB_RX_PAGE_REUSES);
+		return 0;
+	}
+	return sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE, gfp);
+}
+
+/*
+ * The reader is done with @skb, about to be freed: its pages become a
+ * spare if nothing else holds them.  An in-kernel reader's actor may
+ * have taken a reference on them (as skb_splice_bits() does), or a clone
+ * of the skb, which shares them without one.
+ */
+static void sdp_rx_recycle(struct sock *sk, struct sk_buff *skb)
+{
+	struct sdp_conn *conn = sdp_sk(sk)->conn;
+	struct page *page;
+
+	if (!conn || conn->rx_nspare == SDP_RX_SPARE ||
+	    SDP_SKB_CB(skb)->copied || skb_cloned(skb) || skb_shared(skb) ||
+	    skb_shinfo(skb)->nr_frags != 1)
+		return;
+	page = skb_frag_page(&skb_shinfo(skb)->frags[0]);
+	if (page_ref_count(page) != 1)
+		return;
+	get_page(page);
+	conn->rx_spare[conn->rx_nspare++] = page;
+}
+
 /* An skb with @rx's pages as its payload; @rx gets new pages. */
 static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 					 struct sdp_buf *rx, u32 len,
@@ -106,7 +148,7 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 	skb = alloc_skb(0, gfp);
 	if (!skb)
 		return NULL;
-	if (sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE, gfp)) {
+	if (sdp_rx_renew(conn, rx, gfp)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -314,6 +356,7 @@ static void sdp_rx_eat(struct sock *sk, struct sk_buff *skb, u32 len)
 	SDP_SKB_CB(skb)->offset += len;
 	if (SDP_SKB_CB(skb)->offset >= skb->len) {
 		__skb_unlink(skb, &sk->sk_receive_queue);
+		sdp_rx_recycle(sk, skb);
 		kfree_skb(skb);
 	}
 }

@@ -29,6 +29,12 @@
  *                 one at an odd offset, MSG_DONTWAIT
  * "tcp" makes the same run over TCP instead of SDP, to check the test.
  *
+ * With hold_page=1 the read_sock actor keeps a reference on the pages of
+ * the first payload it is offered in a fragment larger than a page (data
+ * left in the pages it was received in), as skb_splice_bits() does, and
+ * a copy of what it read there; after the run, result's held= says
+ * whether the pages still hold it: ok, changed, or none (none seen).
+ *
  * The data is the bed's test pattern (tools/sdp_pattern_send.c): 32-bit
  * words of xorshift32 from seed 0x2545f491, little-endian; the checksum is
  * the CRC-32 of zlib.
@@ -66,6 +72,10 @@ static unsigned int timeout_s = 30;
 module_param(timeout_s, uint, 0644);
 MODULE_PARM_DESC(timeout_s, "Seconds a run waits without progress before it gives up");
 
+static bool hold_page;
+module_param(hold_page, bool, 0644);
+MODULE_PARM_DESC(hold_page, "The read_sock actor keeps a page it was given");
+
 #define RST_SEED		0x2545f491u
 #define RST_MAX_BYTES		SZ_1G
 #define RST_BUF_SIZE		65536
@@ -73,6 +83,7 @@ MODULE_PARM_DESC(timeout_s, "Seconds a run waits without progress before it give
 #define RST_BVEC_OFFSET		100	/* of the first page: not aligned */
 #define RST_RESULT_SIZE		512
 #define RST_CMD_SIZE		128	/* a command line and its NUL */
+#define RST_HELD_MAX		256	/* bytes compared of the page kept */
 
 enum rst_mode {
 	RST_READ_SOCK,
@@ -112,6 +123,10 @@ static const char * const rst_mode_names[] = {
  *	neither owned nor in softirq (read_sock_cb)
  * @late: bytes read_sock_cb found at the end with no data_ready for them
  * @bad_return: read_sock calls that returned other than what the actor took
+ * @held_page: the page the actor kept a reference on (hold_page), or NULL
+ * @held_data: where in it the bytes it read lie
+ * @held_len: how many of them are compared
+ * @held_copy: what they were when read
  * @saved_data_ready: the socket's callbacks before ours
  * @saved_state_change: ditto
  */
@@ -137,6 +152,10 @@ struct rst_run {
 	atomic_t	violations;
 	u64		late;
 	unsigned int	bad_return;
+	struct page	*held_page;
+	const u8	*held_data;
+	size_t		held_len;
+	u8		held_copy[RST_HELD_MAX];
 	void		(*saved_data_ready)(struct sock *sk);
 	void		(*saved_state_change)(struct sock *sk);
 };
@@ -171,6 +190,49 @@ static void rst_consume(struct rst_run *run, const u8 *data, size_t len)
 	run->got += len;
 }
 
+/*
+ * Keeps a reference on the pages that hold @skb's payload at @offset, if
+ * they are a fragment larger than a page, and a copy of the @len bytes
+ * there (at most RST_HELD_MAX, within the fragment).
+ */
+static void rst_hold(struct rst_run *run, const struct sk_buff *skb,
+		     unsigned int offset, size_t len)
+{
+	unsigned int pos = skb_headlen(skb);
+	int i;
+
+	for (i = 0; i < skb_shinfo(skb)->nr_frags && offset >= pos; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+		unsigned int in = offset - pos;
+
+		pos += skb_frag_size(frag);
+		if (offset >= pos)
+			continue;
+		if (skb_frag_size(frag) <= PAGE_SIZE)
+			return;
+		run->held_page = skb_frag_page(frag);
+		get_page(run->held_page);
+		run->held_data = (const u8 *)skb_frag_address(frag) + in;
+		run->held_len = min3(len, (size_t)(pos - offset),
+				     (size_t)RST_HELD_MAX);
+		memcpy(run->held_copy, run->held_data, run->held_len);
+		return;
+	}
+}
+
+/* Whether the page kept still holds what was read; drops it. */
+static const char *rst_held_check(struct rst_run *run)
+{
+	bool same;
+
+	if (!run->held_page)
+		return "none";
+	same = !memcmp(run->held_copy, run->held_data, run->held_len);
+	put_page(run->held_page);
+	run->held_page = NULL;
+	return same ? "ok" : "changed";
+}
+
 /* The actor: takes at most actor_max bytes of what it is offered. */
 static int rst_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		     unsigned int offset, size_t len)
@@ -192,6 +254,8 @@ static int rst_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	}
 	if (n < len)
 		run->partial++;
+	if (hold_page && !run->held_page)
+		rst_hold(run, skb, offset, n);
 	rst_consume(run, run->buf, n);
 	desc->count -= n;
 	desc->written += n;
@@ -579,7 +643,7 @@ static bool rst_read_sock_exported(const struct proto_ops *ops)
 }
 
 static void rst_report(struct rst_run *run, const struct proto_ops *ops,
-		       int ret, s64 ms)
+		       int ret, s64 ms, const char *held)
 {
 	char pattern[32] = "ok", read_sock[KSYM_NAME_LEN] = "none";
 	int len = 0;
@@ -602,13 +666,13 @@ static void rst_report(struct rst_run *run, const struct proto_ops *ops,
 		len = scnprintf(rst_result, sizeof(rst_result), "error=%d (%pe) ",
 				ret, ERR_PTR(ret));
 	scnprintf(rst_result + len, sizeof(rst_result) - len,
-		  "bytes=%llu checksum=%08x eof=%d pattern=%s mode=%s family=%s ms=%lld read_calls=%u actor_calls=%u partial=%u max_offered=%zu data_ready=%d violations=%d late=%llu bad_return=%u read_sock=%s exported=%d\n",
+		  "bytes=%llu checksum=%08x eof=%d pattern=%s mode=%s family=%s ms=%lld read_calls=%u actor_calls=%u partial=%u max_offered=%zu data_ready=%d violations=%d late=%llu bad_return=%u read_sock=%s exported=%d held=%s\n",
 		  run->got, ~run->crc, run->eof, pattern,
 		  rst_mode_names[run->mode], run->sdp ? "sdp" : "tcp", ms,
 		  run->read_calls, run->actor_calls, run->partial,
 		  run->max_offered, atomic_read(&run->data_ready),
 		  atomic_read(&run->violations), run->late, run->bad_return,
-		  read_sock, ops && rst_read_sock_exported(ops));
+		  read_sock, ops && rst_read_sock_exported(ops), held);
 	mutex_unlock(&rst_result_lock);
 }
 
@@ -619,6 +683,7 @@ static int rst_do_run(const char *cmd)
 	struct sockaddr_storage ss;
 	struct rst_run *run;
 	unsigned long long bytes;
+	const char *held;
 	int n, len, ret, i;
 	ktime_t start;
 	u16 port;
@@ -660,13 +725,14 @@ static int rst_do_run(const char *cmd)
 	if (!ret && atomic_read(&run->violations))
 		ret = -EPROTO;
 	ms = ktime_ms_delta(ktime_get(), start);
+	held = rst_held_check(run);
 	if (run->sock) {
 		rst_restore_callbacks(run);
 		/* the socket holds its family's module: ops stay valid */
-		rst_report(run, run->sock->ops, ret, ms);
+		rst_report(run, run->sock->ops, ret, ms, held);
 		sock_release(run->sock);
 	} else {
-		rst_report(run, NULL, ret, ms);
+		rst_report(run, NULL, ret, ms, held);
 	}
 
 	kvfree(run->buf);

@@ -7,7 +7,9 @@
 # bed's test pattern that tools/sdp_pattern_send sends from host B, and
 # its checksum must match the sender's; a peer that closes early gives
 # EOF after what it sent.  The same runs over TCP first check the test
-# itself.  The module unloads and no SDP socket is left behind.
+# itself.  An actor that keeps a reference on a page it was given finds
+# it unchanged while read pages are reused for new receive buffers.  The
+# module unloads and no SDP socket is left behind.
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
@@ -132,7 +134,23 @@ module_unloads_clean() { sdp_test_module_unloads sdp_read_sock_test "$DBG" "$SOC
 
 ipv6_read_sock() { ADDR=$SDP_B6 sdp_case read_sock 19326; }
 
-ktap_plan 11
+# The actor keeps a reference on the first page it is given, as
+# skb_splice_bits() does: SDP reuses pages the reader is done with for
+# new receive buffers (RxPageReuses), but never one that someone still
+# holds, so what the actor read there is unchanged after the rest came.
+read_sock_page_kept() {
+    local param=/sys/module/sdp_read_sock_test/parameters/hold_page reuses0 res rc=0
+    reuses0=$(sdp_stat RxPageReuses)
+    echo 1 >"$param"
+    sdp_case read_sock 19327 || rc=$?
+    echo 0 >"$param"
+    ((rc == 0)) || return "$rc"
+    res=$(cat "$DBG/result")
+    [[ $(field held "$res") == ok ]] || { echo "the page kept: held=$(field held "$res")"; return 1; }
+    (($(sdp_stat RxPageReuses) > reuses0)) || { echo "no read page was reused"; return 1; }
+}
+
+ktap_plan 12
 ktap_run module_loads module_loads
 ktap_run tcp_all_modes tcp_all_modes
 ktap_run read_sock sdp_case read_sock 19320
@@ -142,6 +160,7 @@ ktap_run recvmsg_bvec sdp_case recvmsg_bvec 19323
 ktap_run read_sock_eof sdp_case read_sock 19324 100000 -C
 ktap_run recvmsg_kvec_eof sdp_case recvmsg_kvec 19325 100000 -C
 ktap_run read_sock_ipv6 ipv6_read_sock
+ktap_run read_sock_page_kept read_sock_page_kept
 ktap_run bad_requests_refused bad_requests_refused
 ktap_run module_unloads_clean module_unloads_clean
 ktap_finish
