@@ -302,10 +302,10 @@ MEMFIELDS=(MemAvailable SUnreclaim VmallocUsed)
 # figure counts both ends of a connection (the client on host A and the
 # accepted socket on host B; the listener's share is 1/IDLE of one
 # socket).  Per connection, the growth of: the kernel's unreclaimable slab
-# (which holds kmalloc()s too big for a cache, such as SDP's 16 KiB ring
-# buffers), vmalloc (Soft-RoCE's queues), and the drop in MemAvailable (all
-# of it, with sdp_many's own few pages).  SDP keeps no memory account of
-# its own.
+# (sockets, verbs objects), vmalloc (Soft-RoCE's queues), and the drop in
+# MemAvailable (all of it, with sdp_many's own few pages; SDP's ring
+# buffers are whole pages, counted only there).  SDP keeps no memory
+# account of its own.
 idle_case() {
     local proto=$1 run out pid in a0 s0 v0 a1 s1 v1 a2 s2 v2 slab vmalloc avail ret vals=()
     local -a opts=(-n "$IDLE" -s 0 -w -q)

@@ -30,8 +30,12 @@ counters_follow_a_transfer() {
         want=$(($(sdp_stat "${k%%:*}" "$before") + ${k#*:}))
         [[ $(sdp_stat "${k%%:*}") -eq $want ]] || { echo "${k%%:*} is $(sdp_stat "${k%%:*}"), want $want"; return 1; }
     done
-    # 1 MiB takes at least 1 MiB / (16 KiB - 16) Data messages each way
-    (($(sdp_stat TxMsgData) - $(sdp_stat TxMsgData "$before") >= 65)) || { echo "too few Data messages"; return 1; }
+    # each Data message carries a receive buffer's size less its 16-byte header at most
+    local payload least
+    payload=$(($(cat /sys/module/sdp/parameters/rx_buf_size) - 16))
+    least=$(((bytes + payload - 1) / payload))
+    (($(sdp_stat TxMsgData) - $(sdp_stat TxMsgData "$before") >= least)) ||
+        { echo "fewer than $least Data messages"; return 1; }
     [[ $(sdp_stat Resets) -eq $(sdp_stat Resets "$before") ]] || { echo "a connection was reset"; return 1; }
 }
 
