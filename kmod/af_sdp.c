@@ -18,15 +18,21 @@
 #define CREATE_TRACE_POINTS
 #include "sdp_trace.h"
 
-unsigned int sdp_rx_ring_size = 32;
+unsigned int sdp_rx_ring_size = 16;
 module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
 MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (3-4096)");
 
-unsigned int sdp_rx_buf_size = 16384;
+/*
+ * 32 KiB: the largest buffer the page allocator still treats as cheap
+ * (PAGE_ALLOC_COSTLY_ORDER); half as many messages, completions and
+ * acknowledgements per byte as 16 KiB; rings of 16 hold what 32 of
+ * 16 KiB did.
+ */
+unsigned int sdp_rx_buf_size = 32768;
 module_param_named(rx_buf_size, sdp_rx_buf_size, uint, 0444);
 MODULE_PARM_DESC(rx_buf_size, "Size of one receive buffer in bytes (1024-1048576)");
 
-unsigned int sdp_tx_ring_size = 32;
+unsigned int sdp_tx_ring_size = 16;
 module_param_named(tx_ring_size, sdp_tx_ring_size, uint, 0444);
 MODULE_PARM_DESC(tx_ring_size, "Sends in flight per connection (2-4096)");
 
