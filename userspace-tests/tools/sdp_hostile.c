@@ -16,7 +16,7 @@
  *       -> the connection is rejected, nothing to accept on the listener
  *   short-len           BSDH len 8 in a 16-byte message
  *   long-len            BSDH len 100000 in a 26-byte message
- *   oversize            a 32 KiB message, larger than a receive buffer
+ *   oversize            a message 16 bytes larger than a receive buffer
  *   unknown-mid         message id 0x42
  *   credit-overflow     (listener SO_RCVBUF 4096, so the SDP side returns
  *                       no credits) one 1-byte Data message per credit of
@@ -102,7 +102,7 @@ _Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
 #define RX_N		32		/* our receive buffers ... */
 #define RX_SIZE		16384		/* ... of this size */
 #define TX_N		64		/* send slots ... */
-#define TX_SIZE		32768		/* ... of this size */
+#define TX_SIZE		65536		/* ... of this size */
 #define CQ_SIZE		(RX_N + TX_N + 8)
 #define WAIT_MS		20000		/* the bound of every wait */
 #define RESOLVE_MS	5000
@@ -690,10 +690,11 @@ static int run_abort(struct peer *p, int lfd, int *afd)
 	} else if (is_case("long-len")) {
 		err = send_msg(p, MID_DATA, 100000, 26, 0, "0123456789", 10);
 	} else if (is_case("oversize")) {
-		size = TX_SIZE;
-		if (ntohl(p->ack.hah.act_rcv_sz) >= size)
-			return fail("the SDP side's buffers (ActRcvSz %u) are not smaller than %u bytes",
-				    ntohl(p->ack.hah.act_rcv_sz), size);
+		/* a header more than the SDP side's buffers hold */
+		size = ntohl(p->ack.hah.act_rcv_sz) + 16;
+		if (size > TX_SIZE)
+			return fail("the SDP side's buffers (ActRcvSz %u) are too large for this tool's %u-byte sends",
+				    size - 16, TX_SIZE);
 		err = send_msg(p, MID_DATA, size, size, 0, NULL, 0);
 	} else if (is_case("unknown-mid")) {
 		err = send_msg(p, 0x42, 16, 16, 0, NULL, 0);
