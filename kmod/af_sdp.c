@@ -23,10 +23,10 @@ module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
 MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (3-4096)");
 
 /*
- * 32 KiB: the largest buffer the page allocator still treats as cheap
- * (PAGE_ALLOC_COSTLY_ORDER); half as many messages, completions and
- * acknowledgements per byte as 16 KiB; rings of 16 hold what 32 of
- * 16 KiB did.
+ * 32 KiB: half as many messages, completions and acknowledgements per
+ * byte as 16 KiB, and rings of 16 hold what 32 of 16 KiB did.  Buffers
+ * are made of single pages (sdp_buf.c), so the size costs no high-order
+ * allocation.
  */
 unsigned int sdp_rx_buf_size = 32768;
 module_param_named(rx_buf_size, sdp_rx_buf_size, uint, 0444);

@@ -18,11 +18,6 @@
 
 #include "sdp_stats.h"
 
-/*
- * One buffer of the receive or the send ring, DMA-mapped while it is in
- * the ring.  A receive buffer's pages may leave for the receive queue
- * (sdp_rx.c), and new ones take their place.
- */
 struct sdp_conn;
 
 /**
@@ -45,20 +40,36 @@ struct sdp_wc {
 	u32			byte_len;
 };
 
-struct sdp_buf {
+/*
+ * Chunks of one ring buffer at most: SGEs of a request, fragments of the
+ * skb a received payload moves to (sdp_buf.c).
+ */
+#define SDP_BUF_CHUNKS	16
+
+/* One chunk of a ring buffer: its pages and their DMA address. */
+struct sdp_chunk {
 	struct page	*page;
-	void		*data;
 	u64		dma;
-	struct sdp_wc	wc;
-	u32		len;	/* send: bytes posted */
-	u32		seq;	/* send: sdp_sock.tx_head when posted */
 };
 
 /*
- * Spare receive pages a connection keeps at most (sdp_rx.c): enough for a
- * reader that keeps up, little memory for one that stopped.
+ * One buffer of the receive or the send ring: sdp_rx_buf_size bytes in
+ * sdp_conn.nchunks chunks, DMA-mapped while they are in the ring, and
+ * posted as one SGE each.  A receive buffer's chunks may leave for the
+ * receive queue (sdp_rx.c), and others take their place.
  */
-#define SDP_RX_SPARE	4
+struct sdp_buf {
+	struct sdp_chunk	chunk[SDP_BUF_CHUNKS];
+	struct sdp_wc		wc;
+	u32			len;	/* send: bytes posted */
+	u32			seq;	/* send: sdp_sock.tx_head when posted */
+};
+
+/*
+ * Spare receive chunks a connection keeps at most, in buffers (sdp_rx.c):
+ * enough for a reader that keeps up, little memory for one that stopped.
+ */
+#define SDP_RX_SPARE_BUFS	2
 
 /**
  * struct sdp_conn - the RDMA side of one connection
@@ -66,14 +77,16 @@ struct sdp_buf {
  * @id: the RDMA CM id; owns the QP
  * @pd: protection domain
  * @cq: one completion queue for sends and receives, polled in softirq
+ * @chunk_shift: log2 of the bytes of one chunk of a ring buffer
+ * @nchunks: chunks per ring buffer (sdp_buf_size_chunks())
  * @rx_ring: the receive buffers, sdp_rx_ring_size of them; only the first
  *	@rx_bufs have pages
  * @rx_bufs: receive buffers with pages: all of them, but for a passive
  *	child that accept() has not taken yet (sdp_conn_grow())
  * @rx_free: receive buffers not posted, for want of receive space
  * @rx_nfree: how many @rx_free holds
- * @rx_spare: pages of received data the reader is done with, for the
- *	next receive buffer whose pages move to the receive queue; ours
+ * @rx_spare: chunks of received data the reader is done with, for the
+ *	next receive buffer whose chunks move to the receive queue; ours
  *	alone (one reference each), not charged to the socket
  * @rx_nspare: how many @rx_spare holds
  * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
@@ -109,11 +122,13 @@ struct sdp_conn {
 	struct rdma_cm_id	*id;
 	struct ib_pd		*pd;
 	struct ib_cq		*cq;
+	unsigned int		chunk_shift;
+	unsigned int		nchunks;
 	struct sdp_buf		*rx_ring;
 	unsigned int		rx_bufs;
 	struct sdp_buf		**rx_free;
 	u32			rx_nfree;
-	struct page		*rx_spare[SDP_RX_SPARE];
+	struct page		*rx_spare[SDP_RX_SPARE_BUFS * SDP_BUF_CHUNKS];
 	u32			rx_nspare;
 	struct sdp_buf		*tx_ring;
 	struct delayed_work	teardown;
@@ -171,8 +186,8 @@ struct sdp_conn {
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
  * @rx_since_adv: messages received since that message
  * @rx_queued: bytes received and not yet read (SIOCINQ)
- * @ring_bufs: buffers of the connection's rings that have pages, for
- *	/proc/net/sdp, which reads it without the lock
+ * @ring_bytes: bytes of the connection's ring buffers that have pages,
+ *	for /proc/net/sdp, which reads it without the lock
  * @disconn_pending: a DisConn waits for credits
  * @disconn_sent: our DisConn is posted
  * @disconn_rcvd: the peer's DisConn arrived
@@ -246,7 +261,7 @@ struct sdp_sock {
 	u32			rx_adv;
 	u32			rx_since_adv;
 	u32			rx_queued;
-	u32			ring_bufs;
+	unsigned long		ring_bytes;
 	bool			disconn_pending;
 	bool			disconn_sent;
 	bool			disconn_rcvd;
@@ -397,14 +412,37 @@ void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc);
 void sdp_backlog_init(struct sdp_conn *conn);
 void sdp_release_cb(struct sock *sk);
 
-/* sdp_conn.c */
-unsigned int sdp_buf_truesize(void);
-int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
+/* sdp_buf.c */
+void sdp_buf_size_chunks(struct sdp_conn *conn);
+unsigned int sdp_buf_truesize(const struct sdp_conn *conn);
+struct page *sdp_chunk_alloc(const struct sdp_conn *conn, gfp_t gfp);
+int sdp_chunk_map(const struct sdp_conn *conn, struct sdp_chunk *chunk,
+		  struct page *page, enum dma_data_direction dir);
+struct page *sdp_chunk_unmap(const struct sdp_conn *conn,
+			     struct sdp_chunk *chunk,
+			     enum dma_data_direction dir);
+int sdp_buf_alloc(const struct sdp_conn *conn, struct sdp_buf *buf,
 		  enum dma_data_direction dir, gfp_t gfp);
-int sdp_buf_map(struct ib_device *dev, struct sdp_buf *buf,
-		struct page *page, enum dma_data_direction dir);
-void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
-		   enum dma_data_direction dir);
+void sdp_buf_free(const struct sdp_conn *conn, struct sdp_buf *buf,
+		  enum dma_data_direction dir);
+void *sdp_buf_ptr(const struct sdp_conn *conn, const struct sdp_buf *buf,
+		  u32 off, u32 *room);
+unsigned int sdp_buf_sge(const struct sdp_conn *conn,
+			 const struct sdp_buf *buf, u32 len,
+			 struct ib_sge *sge);
+void sdp_buf_sync_for_cpu(const struct sdp_conn *conn,
+			  const struct sdp_buf *buf, u32 len);
+void sdp_buf_sync_for_device(const struct sdp_conn *conn,
+			     const struct sdp_buf *buf, u32 len);
+size_t sdp_buf_copy_from_iter(const struct sdp_conn *conn,
+			      struct sdp_buf *buf, u32 off, size_t len,
+			      struct iov_iter *from);
+void sdp_buf_read(const struct sdp_conn *conn, const struct sdp_buf *buf,
+		  u32 off, void *to, u32 len);
+void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
+		  const struct sdp_buf *from, u32 off, u32 len);
+
+/* sdp_conn.c */
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child);
 int sdp_conn_grow(struct sock *sk);

@@ -14,76 +14,16 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 	pr_warn_ratelimited("sdp: QP event %s\n", ib_event_msg(event->event));
 }
 
-/* The pages of one ring buffer: sdp_rx_buf_size bytes. */
-static unsigned int sdp_buf_order(void)
-{
-	return get_order(sdp_rx_buf_size);
-}
-
-unsigned int sdp_buf_truesize(void)
-{
-	return PAGE_SIZE << sdp_buf_order();
-}
-
-/*
- * Gives @buf the pages @page, mapped for @dev in direction @dir; on
- * failure the caller keeps its reference on them.
- */
-int sdp_buf_map(struct ib_device *dev, struct sdp_buf *buf,
-		struct page *page, enum dma_data_direction dir)
-{
-	u64 dma = ib_dma_map_page(dev, page, 0, sdp_rx_buf_size, dir);
-
-	if (ib_dma_mapping_error(dev, dma))
-		return -ENOMEM;
-	buf->page = page;
-	buf->data = page_address(page);
-	buf->dma = dma;
-	return 0;
-}
-
-/*
- * Gives @buf new pages, mapped for @dev in direction @dir.  Pages rather
- * than kmalloc() memory, so a receive buffer can move to an skb as it is.
- */
-int sdp_buf_alloc(struct ib_device *dev, struct sdp_buf *buf,
-		  enum dma_data_direction dir, gfp_t gfp)
-{
-	struct page *page = alloc_pages(gfp | __GFP_COMP | __GFP_NOWARN,
-					sdp_buf_order());
-
-	if (!page)
-		return -ENOMEM;
-	if (sdp_buf_map(dev, buf, page, dir)) {
-		__free_pages(page, sdp_buf_order());
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Unmaps @buf's pages; the caller takes over its reference on them. */
-void sdp_buf_unmap(struct ib_device *dev, struct sdp_buf *buf,
-		   enum dma_data_direction dir)
-{
-	ib_dma_unmap_page(dev, buf->dma, sdp_rx_buf_size, dir);
-	buf->page = NULL;
-	buf->data = NULL;
-}
-
-static void sdp_ring_free(struct ib_device *dev, struct sdp_buf *ring,
+static void sdp_ring_free(const struct sdp_conn *conn, struct sdp_buf *ring,
 			  unsigned int n, enum dma_data_direction dir)
 {
 	unsigned int i;
 
 	if (!ring)
 		return;
-	for (i = 0; i < n && ring[i].page; i++) {
-		struct page *page = ring[i].page;
-
-		sdp_buf_unmap(dev, &ring[i], dir);
-		put_page(page);
-	}
-	kfree(ring);
+	for (i = 0; i < n && ring[i].chunk[0].page; i++)
+		sdp_buf_free(conn, &ring[i], dir);
+	kvfree(ring);
 }
 
 /*
@@ -96,7 +36,7 @@ static struct sdp_buf *sdp_ring_alloc(unsigned int n,
 						     struct sdp_wc *wc,
 						     gfp_t gfp))
 {
-	struct sdp_buf *ring = kcalloc(n, sizeof(*ring), GFP_KERNEL);
+	struct sdp_buf *ring = kvcalloc(n, sizeof(*ring), GFP_KERNEL);
 	unsigned int i;
 
 	if (!ring)
@@ -170,12 +110,12 @@ static int sdp_conn_add_rx(struct sdp_conn *conn, unsigned int to, bool post)
 
 	while (conn->rx_bufs < to) {
 		rx = &conn->rx_ring[conn->rx_bufs];
-		ret = sdp_buf_alloc(conn->id->device, rx, DMA_FROM_DEVICE,
-				    GFP_KERNEL);
+		ret = sdp_buf_alloc(conn, rx, DMA_FROM_DEVICE, GFP_KERNEL);
 		if (ret)
 			return ret;
 		conn->rx_bufs++;
-		WRITE_ONCE(ssk->ring_bufs, ssk->ring_bufs + 1);
+		WRITE_ONCE(ssk->ring_bytes,
+			   ssk->ring_bytes + sdp_buf_truesize(conn));
 		if (!post) {
 			conn->rx_free[conn->rx_nfree++] = rx;
 			continue;
@@ -197,10 +137,11 @@ static int sdp_conn_alloc_tx(struct sdp_conn *conn)
 	if (!conn->tx_ring)
 		return -ENOMEM;
 	for (i = 0; i < sdp_tx_ring_size; i++) {
-		if (sdp_buf_alloc(conn->id->device, &conn->tx_ring[i],
-				  DMA_TO_DEVICE, GFP_KERNEL))
+		if (sdp_buf_alloc(conn, &conn->tx_ring[i], DMA_TO_DEVICE,
+				  GFP_KERNEL))
 			return -ENOMEM;
-		WRITE_ONCE(ssk->ring_bufs, ssk->ring_bufs + 1);
+		WRITE_ONCE(ssk->ring_bytes,
+			   ssk->ring_bytes + sdp_buf_truesize(conn));
 	}
 	return 0;
 }
@@ -226,12 +167,13 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 		.cap = {
 			.max_send_wr	= sdp_tx_ring_size + 2,
 			.max_recv_wr	= sdp_rx_ring_size + 1,
-			.max_send_sge	= 1,
-			.max_recv_sge	= 1,
 		},
 	};
 	int ret;
 
+	sdp_buf_size_chunks(conn);
+	attr.cap.max_send_sge = conn->nchunks;
+	attr.cap.max_recv_sge = conn->nchunks;
 	conn->pd = ib_alloc_pd(id->device, 0);
 	if (IS_ERR(conn->pd)) {
 		ret = PTR_ERR(conn->pd);
@@ -254,8 +196,8 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 	if (ret)
 		return ret;
 
-	conn->rx_free = kcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
-				GFP_KERNEL);
+	conn->rx_free = kvcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
+				 GFP_KERNEL);
 	conn->rx_ring = sdp_ring_alloc(sdp_rx_ring_size, sdp_rx_process);
 	if (!conn->rx_free || !conn->rx_ring)
 		return -ENOMEM;
@@ -360,18 +302,16 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 		rdma_destroy_qp(id);
 	}
 	cancel_work_sync(&conn->backlog_work);
-	sdp_ring_free(id->device, conn->rx_ring, sdp_rx_ring_size,
-		      DMA_FROM_DEVICE);
-	sdp_ring_free(id->device, conn->tx_ring, sdp_tx_ring_size,
-		      DMA_TO_DEVICE);
-	kfree(conn->rx_free);
+	sdp_ring_free(conn, conn->rx_ring, sdp_rx_ring_size, DMA_FROM_DEVICE);
+	sdp_ring_free(conn, conn->tx_ring, sdp_tx_ring_size, DMA_TO_DEVICE);
+	kvfree(conn->rx_free);
 	while (conn->rx_nspare)
 		put_page(conn->rx_spare[--conn->rx_nspare]);
 	conn->rx_ring = NULL;
 	conn->tx_ring = NULL;
 	conn->rx_free = NULL;
 	conn->rx_bufs = 0;
-	WRITE_ONCE(sdp_sk(conn->sk)->ring_bufs, 0);
+	WRITE_ONCE(sdp_sk(conn->sk)->ring_bytes, 0);
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;

@@ -69,8 +69,7 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 			   READ_ONCE(ssk->rx_queued),
 			   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
 			   sock_i_ino(sk),
-			   (unsigned long)READ_ONCE(ssk->ring_bufs) *
-			   sdp_buf_truesize());
+			   READ_ONCE(ssk->ring_bytes));
 	}
 	spin_unlock(&sdp_sock_list_lock);
 	return 0;

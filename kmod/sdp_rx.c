@@ -9,9 +9,9 @@
  * sk_receive_queue, so a ring buffer goes back to the peer at once while
  * there is receive space; when there is none, the buffer waits on
  * conn->rx_free until the reader makes room, and the peer runs out of
- * credits: that is the flow control.  A large payload moves in the pages
- * it arrived in, and the ring buffer gets others: pages the reader is
- * done with, kept as a few spares, or new ones.
+ * credits: that is the flow control.  A large payload moves in the chunks
+ * it arrived in, and the ring buffer gets others: chunks the reader is
+ * done with, kept as spares, or new ones.
  */
 #include <linux/skbuff.h>
 #include <net/sock.h>
@@ -21,18 +21,15 @@
 
 int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
 {
-	struct ib_sge sge = {
-		.addr	= rx->dma,
-		.length	= sdp_rx_buf_size,
-		.lkey	= conn->pd->local_dma_lkey,
-	};
+	struct ib_sge sge[SDP_BUF_CHUNKS];
 	struct ib_recv_wr wr = {
 		.wr_cqe		= &rx->wc.cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
+		.sg_list	= sge,
 	};
 	int ret;
 
+	/* Exactly ActRcvSz: a longer message fails on the device. */
+	wr.num_sge = sdp_buf_sge(conn, rx, sdp_rx_buf_size, sge);
 	ret = ib_post_recv(conn->id->qp, &wr, NULL);
 	if (!ret)
 		sdp_sk(conn->sk)->rx_posted++;
@@ -40,21 +37,21 @@ int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
 }
 
 /* Room for one more posted buffer, counting what waits to be read. */
-static bool sdp_rx_has_room(struct sock *sk)
+static bool sdp_rx_has_room(struct sock *sk, const struct sdp_conn *conn)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
 	if (ssk->rx_posted < SDP_RX_MIN_POSTED && !ssk->rx_queued)
 		return true;
 	return atomic_read(&sk->sk_rmem_alloc) +
-	       (ssk->rx_posted + 1) * sdp_buf_truesize() <=
+	       (ssk->rx_posted + 1) * sdp_buf_truesize(conn) <=
 	       READ_ONCE(sk->sk_rcvbuf);
 }
 
 /* Reposts the buffers that wait for receive space, as far as it allows. */
 static void sdp_rx_refill(struct sock *sk, struct sdp_conn *conn)
 {
-	while (conn->rx_nfree && !conn->dying && sdp_rx_has_room(sk)) {
+	while (conn->rx_nfree && !conn->dying && sdp_rx_has_room(sk, conn)) {
 		if (sdp_rx_post(conn, conn->rx_free[conn->rx_nfree - 1]))
 			break;
 		conn->rx_nfree--;
@@ -87,89 +84,152 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
 }
 
 /*
- * Payload of at least this much moves to the receive queue in the pages
- * it arrived in, and the ring buffer gets new ones: a copy saved.  Less
- * is copied, so a short message does not hold a whole buffer.
+ * Payload of at least two chunks moves to the receive queue in the chunks
+ * it arrived in, which then hold at most a third more than it: a copy
+ * saved.  Less is copied, so a short message does not hold a chunk, and
+ * small ones share pages.
  */
-static u32 sdp_rx_copybreak(void)
+static u32 sdp_rx_copybreak(const struct sdp_conn *conn)
 {
-	return sdp_rx_buf_size / 2;
+	return 2U << conn->chunk_shift;
 }
 
 /*
- * New pages for @rx: spare ones if the connection has some, which saves
- * the allocation and the zeroing of fresh pages.
+ * Keeps @page, of a chunk of received data, as a spare if there is room;
+ * the caller's reference on it becomes the connection's.
  */
-static int sdp_rx_renew(struct sdp_conn *conn, struct sdp_buf *rx, gfp_t gfp)
+static bool sdp_rx_keep_spare(struct sdp_conn *conn, struct page *page)
 {
-	struct ib_device *dev = conn->id->device;
-
-	if (conn->rx_nspare &&
-	    !sdp_buf_map(dev, rx, conn->rx_spare[conn->rx_nspare - 1],
-			 DMA_FROM_DEVICE)) {
-		conn->rx_nspare--;
-		sdp_stat_inc(sock_net(conn->sk), SDP_MIB_RX_PAGE_REUSES);
-		return 0;
-	}
-	return sdp_buf_alloc(dev, rx, DMA_FROM_DEVICE, gfp);
+	if (conn->rx_nspare >= SDP_RX_SPARE_BUFS * conn->nchunks)
+		return false;
+	conn->rx_spare[conn->rx_nspare++] = page;
+	return true;
 }
 
 /*
- * The reader is done with @skb, about to be freed: its pages become a
- * spare if nothing else holds them.  An in-kernel reader's actor may
- * have taken a reference on them (as skb_splice_bits() does), or a clone
- * of the skb, which shares them without one.
+ * The reader is done with @skb, about to be freed: the pages of its
+ * chunks become spares if nothing else holds them.  An in-kernel reader's
+ * actor may have taken a reference on them (as skb_splice_bits() does),
+ * or a clone of the skb, which shares them without one.
  */
 static void sdp_rx_recycle(struct sock *sk, struct sk_buff *skb)
 {
 	struct sdp_conn *conn = sdp_sk(sk)->conn;
-	struct page *page;
+	unsigned int i;
 
-	if (!conn || conn->rx_nspare == SDP_RX_SPARE ||
-	    SDP_SKB_CB(skb)->copied || skb_cloned(skb) || skb_shared(skb) ||
-	    skb_shinfo(skb)->nr_frags != 1)
+	if (!conn || SDP_SKB_CB(skb)->copied || skb_cloned(skb) ||
+	    skb_shared(skb))
 		return;
-	page = skb_frag_page(&skb_shinfo(skb)->frags[0]);
-	if (page_ref_count(page) != 1)
-		return;
-	get_page(page);
-	conn->rx_spare[conn->rx_nspare++] = page;
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		struct page *page = skb_frag_page(&skb_shinfo(skb)->frags[i]);
+
+		if (page_ref_count(page) != 1)
+			continue;
+		if (!sdp_rx_keep_spare(conn, page))
+			return;
+		get_page(page);
+	}
 }
 
-/* An skb with @rx's pages as its payload; @rx gets new pages. */
+/*
+ * New chunks for the first @n of a receive buffer, into @fresh: spare
+ * ones while the connection has some, which saves the allocation and the
+ * zeroing of fresh pages.  All of them or, on failure, none.
+ */
+static int sdp_rx_fresh_chunks(struct sdp_conn *conn, struct sdp_chunk *fresh,
+			       unsigned int n, gfp_t gfp)
+{
+	unsigned int i, reused = 0;
+
+	for (i = 0; i < n; i++) {
+		struct page *page;
+
+		if (conn->rx_nspare) {
+			page = conn->rx_spare[--conn->rx_nspare];
+			reused++;
+		} else {
+			page = sdp_chunk_alloc(conn, gfp);
+		}
+		if (!page)
+			goto fail;
+		if (sdp_chunk_map(conn, &fresh[i], page, DMA_FROM_DEVICE)) {
+			if (!sdp_rx_keep_spare(conn, page))
+				put_page(page);
+			goto fail;
+		}
+	}
+	sdp_stat_add(sock_net(conn->sk), SDP_MIB_RX_PAGE_REUSES, reused);
+	return 0;
+fail:
+	while (i--) {
+		struct page *page = sdp_chunk_unmap(conn, &fresh[i],
+						    DMA_FROM_DEVICE);
+
+		if (!sdp_rx_keep_spare(conn, page))
+			put_page(page);
+	}
+	return -ENOMEM;
+}
+
+/*
+ * An skb whose fragments are the chunks of @rx that hold its @len bytes
+ * of payload; @rx gets other chunks in their place.
+ */
 static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 					 struct sdp_buf *rx, u32 len,
 					 gfp_t gfp)
 {
-	struct ib_device *dev = conn->id->device;
-	struct sdp_buf old = *rx;
+	const u32 hdr = sizeof(struct sdp_bsdh);
+	u32 n = ((hdr + len - 1) >> conn->chunk_shift) + 1;
+	struct sdp_chunk fresh[SDP_BUF_CHUNKS];
 	struct sk_buff *skb;
+	u32 i, off = hdr;
 
 	skb = alloc_skb(0, gfp);
 	if (!skb)
 		return NULL;
-	if (sdp_rx_renew(conn, rx, gfp)) {
+	if (sdp_rx_fresh_chunks(conn, fresh, n, gfp)) {
 		kfree_skb(skb);
 		return NULL;
 	}
-	skb_add_rx_frag(skb, 0, old.page, sizeof(struct sdp_bsdh), len,
-			sdp_buf_truesize());
-	sdp_buf_unmap(dev, &old, DMA_FROM_DEVICE);
+	for (i = 0; i < n; i++) {
+		struct page *page = sdp_chunk_unmap(conn, &rx->chunk[i],
+						    DMA_FROM_DEVICE);
+		u32 in = off - (i << conn->chunk_shift);
+		u32 size = min(hdr + len - off, (1U << conn->chunk_shift) - in);
+
+		skb_add_rx_frag(skb, i, page, in, size,
+				1U << conn->chunk_shift);
+		rx->chunk[i] = fresh[i];
+		off += size;
+	}
 	return skb;
 }
 
-/* A copy of @len bytes of payload at @payload. */
-static struct sk_buff *sdp_rx_copy(const void *payload, u32 len, gfp_t gfp)
+/* A copy of the @len bytes of payload in @rx. */
+static struct sk_buff *sdp_rx_copy(const struct sdp_conn *conn,
+				   const struct sdp_buf *rx, u32 len,
+				   gfp_t gfp)
 {
+	u32 off = sizeof(struct sdp_bsdh);
 	struct sk_buff *skb;
+	unsigned int i;
 	int err;
 
-	skb = alloc_skb_with_frags(0, len, 0, &err, gfp);
+	/* Up to two chunks: in pages of a chunk's order, when there are. */
+	skb = alloc_skb_with_frags(0, len, conn->chunk_shift - PAGE_SHIFT,
+				   &err, gfp);
 	if (!skb)
 		return NULL;
 	skb->data_len = len;
 	skb->len = len;
-	skb_store_bits(skb, 0, payload, len);
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+		sdp_buf_read(conn, rx, off, skb_frag_address(frag),
+			     skb_frag_size(frag));
+		off += skb_frag_size(frag);
+	}
 	return skb;
 }
 
@@ -179,7 +239,8 @@ static struct sk_buff *sdp_rx_copy(const void *payload, u32 len, gfp_t gfp)
  * a stream of small messages then holds little more receive space than
  * its bytes, not a page each (its truesize counts whole pages already).
  */
-static bool sdp_rx_append(struct sock *sk, const void *payload, u32 len)
+static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
+			  const struct sdp_buf *rx, u32 len)
 {
 	struct sk_buff *skb = skb_peek_tail(&sk->sk_receive_queue);
 	skb_frag_t *frag;
@@ -189,9 +250,10 @@ static bool sdp_rx_append(struct sock *sk, const void *payload, u32 len)
 		return false;
 	frag = &skb_shinfo(skb)->frags[skb_shinfo(skb)->nr_frags - 1];
 	end = skb_frag_off(frag) + skb_frag_size(frag);
-	if (end + len > PAGE_SIZE)
+	if (end + len > page_size(skb_frag_page(frag)))
 		return false;
-	memcpy(skb_frag_address(frag) + skb_frag_size(frag), payload, len);
+	sdp_buf_read(conn, rx, sizeof(struct sdp_bsdh),
+		     skb_frag_address(frag) + skb_frag_size(frag), len);
 	skb_frag_size_add(frag, len);
 	skb->len += len;
 	skb->data_len += len;
@@ -206,13 +268,12 @@ static bool sdp_rx_append(struct sock *sk, const void *payload, u32 len)
 static int sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 		       struct sdp_buf *rx, u32 len, gfp_t gfp)
 {
-	const void *payload = rx->data + sizeof(struct sdp_bsdh);
 	struct sk_buff *skb = NULL;
 
-	if (len >= sdp_rx_copybreak())
+	if (len >= sdp_rx_copybreak(conn))
 		skb = sdp_rx_take_pages(conn, rx, len, gfp);
-	if (!skb && !sdp_rx_append(sk, payload, len)) {
-		skb = sdp_rx_copy(payload, len, gfp);
+	if (!skb && !sdp_rx_append(sk, conn, rx, len)) {
+		skb = sdp_rx_copy(conn, rx, len, gfp);
 		if (!skb)
 			return -ENOMEM;
 		SDP_SKB_CB(skb)->copied = true;
@@ -235,13 +296,12 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		      struct sdp_buf *rx, u32 byte_len, gfp_t gfp)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_bsdh *bsdh = rx->data;
+	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn, rx, 0, NULL);
 	u32 len = byte_len - sizeof(*bsdh);
 	const char *bad;
 	int ret;
 
-	ib_dma_sync_single_for_cpu(conn->id->device, rx->dma, byte_len,
-				   DMA_FROM_DEVICE);
+	sdp_buf_sync_for_cpu(conn, rx, byte_len);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
 	if (bad) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);

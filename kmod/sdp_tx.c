@@ -100,12 +100,11 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_buf *tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
-	struct sdp_bsdh *bsdh = tx->data;
-	struct ib_sge sge;
+	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn, tx, 0, NULL);
+	struct ib_sge sge[SDP_BUF_CHUNKS];
 	struct ib_send_wr wr = {
 		.wr_cqe		= &tx->wc.cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
+		.sg_list	= sge,
 		.opcode		= IB_WR_SEND,
 	};
 	int ret;
@@ -120,12 +119,9 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	bsdh->len = htonl(tx->len);
 	bsdh->mseq = htonl(ssk->tx_mseq + 1);
 	bsdh->mseq_ack = htonl(ssk->rx_mseq);
-	ib_dma_sync_single_for_device(conn->id->device, tx->dma, tx->len,
-				      DMA_TO_DEVICE);
+	sdp_buf_sync_for_device(conn, tx, tx->len);
 
-	sge.addr = tx->dma;
-	sge.length = tx->len;
-	sge.lkey = conn->pd->local_dma_lkey;
+	wr.num_sge = sdp_buf_sge(conn, tx, tx->len, sge);
 	ret = ib_post_send(conn->id->qp, &wr, NULL);
 	if (ret)
 		return ret;
@@ -248,7 +244,7 @@ static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
 		return false;
 	from = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 	to = &conn->tx_ring[(ssk->tx_head + 1) % sdp_tx_ring_size];
-	memcpy(to->data + hdr, from->data + hdr, ssk->tx_held);
+	sdp_buf_copy(conn, to, from, hdr, ssk->tx_held);
 	return true;
 }
 
@@ -436,8 +432,10 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			chunk = min_t(size_t, msg_data_left(msg),
 				      max - ssk->tx_held);
 			/* A bad address ends the copy: the bytes before it are sent. */
-			got = copy_from_iter(tx->data + sizeof(struct sdp_bsdh) +
-					     ssk->tx_held, chunk, &msg->msg_iter);
+			got = sdp_buf_copy_from_iter(conn, tx,
+						     sizeof(struct sdp_bsdh) +
+						     ssk->tx_held, chunk,
+						     &msg->msg_iter);
 			err = -EFAULT;
 			if (!got)
 				break;

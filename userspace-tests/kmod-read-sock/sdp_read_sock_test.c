@@ -30,10 +30,11 @@
  * "tcp" makes the same run over TCP instead of SDP, to check the test.
  *
  * With hold_page=1 the read_sock actor keeps a reference on the pages of
- * the first payload it is offered in a fragment larger than a page (data
- * left in the pages it was received in), as skb_splice_bits() does, and
- * a copy of what it read there; after the run, result's held= says
- * whether the pages still hold it: ok, changed, or none (none seen).
+ * the first fragments it reads from (RST_HELD_PAGES of them), as
+ * skb_splice_bits() does, and a copy of what it read there; after the
+ * run, result's held= says whether the pages still hold it: ok, changed,
+ * or none (none seen).  A stream of large writes arrives in the pages it
+ * was received in: those are the ones SDP could reuse too soon.
  *
  * The data is the bed's test pattern (tools/sdp_pattern_send.c): 32-bit
  * words of xorshift32 from seed 0x2545f491, little-endian; the checksum is
@@ -83,7 +84,8 @@ MODULE_PARM_DESC(hold_page, "The read_sock actor keeps a page it was given");
 #define RST_BVEC_OFFSET		100	/* of the first page: not aligned */
 #define RST_RESULT_SIZE		512
 #define RST_CMD_SIZE		128	/* a command line and its NUL */
-#define RST_HELD_MAX		256	/* bytes compared of the page kept */
+#define RST_HELD_PAGES		32	/* pages kept at most (hold_page) */
+#define RST_HELD_MAX		256	/* bytes compared of each page kept */
 
 enum rst_mode {
 	RST_READ_SOCK,
@@ -97,6 +99,20 @@ static const char * const rst_mode_names[] = {
 	[RST_READ_SOCK_CB]	= "read_sock_cb",
 	[RST_RECVMSG_KVEC]	= "recvmsg_kvec",
 	[RST_RECVMSG_BVEC]	= "recvmsg_bvec",
+};
+
+/**
+ * struct rst_held - a page the actor kept, and what it read there
+ * @page: the page, referenced
+ * @data: where in it the bytes read lie
+ * @len: how many of them are compared
+ * @copy: what they were when read
+ */
+struct rst_held {
+	struct page	*page;
+	const u8	*data;
+	size_t		len;
+	u8		copy[RST_HELD_MAX];
 };
 
 /**
@@ -123,10 +139,8 @@ static const char * const rst_mode_names[] = {
  *	neither owned nor in softirq (read_sock_cb)
  * @late: bytes read_sock_cb found at the end with no data_ready for them
  * @bad_return: read_sock calls that returned other than what the actor took
- * @held_page: the page the actor kept a reference on (hold_page), or NULL
- * @held_data: where in it the bytes it read lie
- * @held_len: how many of them are compared
- * @held_copy: what they were when read
+ * @held: the pages the actor kept a reference on (hold_page)
+ * @nheld: how many @held has
  * @saved_data_ready: the socket's callbacks before ours
  * @saved_state_change: ditto
  */
@@ -152,10 +166,8 @@ struct rst_run {
 	atomic_t	violations;
 	u64		late;
 	unsigned int	bad_return;
-	struct page	*held_page;
-	const u8	*held_data;
-	size_t		held_len;
-	u8		held_copy[RST_HELD_MAX];
+	struct rst_held	held[RST_HELD_PAGES];
+	unsigned int	nheld;
 	void		(*saved_data_ready)(struct sock *sk);
 	void		(*saved_state_change)(struct sock *sk);
 };
@@ -191,45 +203,49 @@ static void rst_consume(struct rst_run *run, const u8 *data, size_t len)
 }
 
 /*
- * Keeps a reference on the pages that hold @skb's payload at @offset, if
- * they are a fragment larger than a page, and a copy of the @len bytes
- * there (at most RST_HELD_MAX, within the fragment).
+ * Keeps a reference on the pages of the fragments that hold the @len
+ * bytes of @skb's payload at @offset, as long as there is room in
+ * run->held, and a copy of (at most RST_HELD_MAX of) the bytes in each.
  */
 static void rst_hold(struct rst_run *run, const struct sk_buff *skb,
 		     unsigned int offset, size_t len)
 {
-	unsigned int pos = skb_headlen(skb);
+	unsigned int pos = skb_headlen(skb), end = offset + len;
 	int i;
 
-	for (i = 0; i < skb_shinfo(skb)->nr_frags && offset >= pos; i++) {
+	for (i = 0; i < skb_shinfo(skb)->nr_frags && pos < end; i++) {
 		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
-		unsigned int in = offset - pos;
+		unsigned int from = max(offset, pos);
+		struct rst_held *h;
 
 		pos += skb_frag_size(frag);
-		if (offset >= pos)
+		if (from >= pos)
 			continue;
-		if (skb_frag_size(frag) <= PAGE_SIZE)
+		if (run->nheld == RST_HELD_PAGES)
 			return;
-		run->held_page = skb_frag_page(frag);
-		get_page(run->held_page);
-		run->held_data = (const u8 *)skb_frag_address(frag) + in;
-		run->held_len = min3(len, (size_t)(pos - offset),
-				     (size_t)RST_HELD_MAX);
-		memcpy(run->held_copy, run->held_data, run->held_len);
-		return;
+		h = &run->held[run->nheld++];
+		h->page = skb_frag_page(frag);
+		get_page(h->page);
+		h->data = (const u8 *)skb_frag_address(frag) +
+			  (from - (pos - skb_frag_size(frag)));
+		h->len = min_t(size_t, min(end, pos) - from, RST_HELD_MAX);
+		memcpy(h->copy, h->data, h->len);
 	}
 }
 
-/* Whether the page kept still holds what was read; drops it. */
+/* Whether the pages kept still hold what was read; drops them. */
 static const char *rst_held_check(struct rst_run *run)
 {
-	bool same;
+	bool same = true;
 
-	if (!run->held_page)
+	if (!run->nheld)
 		return "none";
-	same = !memcmp(run->held_copy, run->held_data, run->held_len);
-	put_page(run->held_page);
-	run->held_page = NULL;
+	while (run->nheld) {
+		struct rst_held *h = &run->held[--run->nheld];
+
+		same &= !memcmp(h->copy, h->data, h->len);
+		put_page(h->page);
+	}
 	return same ? "ok" : "changed";
 }
 
@@ -254,7 +270,7 @@ static int rst_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	}
 	if (n < len)
 		run->partial++;
-	if (hold_page && !run->held_page)
+	if (hold_page)
 		rst_hold(run, skb, offset, n);
 	rst_consume(run, run->buf, n);
 	desc->count -= n;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # module_lifecycle.sh: sdp.ko as DKMS installed it: its version and alias,
 # autoloading by socket(27, ...), unloading refused while a socket is open,
-# and 20 load/connect/unload cycles that leave no RDMA object and no
-# memory behind.
+# 20 load/connect/unload cycles that leave no RDMA object and no memory
+# behind, and ring buffers of sizes across the rx_buf_size range.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,9 +63,36 @@ load_unload_cycles() {
     modprobe sdp
 }
 
-ktap_plan 4
+# Ring buffers are made of pieces posted as one SGE each, 16 at most
+# (sdp_buf.c): pages, or for a buffer bigger than 16 pages the least
+# power-of-two multiple of a page that does (Soft-RoCE takes 32 SGEs).
+# For each size: data arrives intact, and each connected end holds the
+# memory its rings should, as the ring column of /proc/net/sdp shows.
+buffer_sizes() {
+    local page size shift n rx tx want rings
+    page=$(getconf PAGESIZE)
+    trap 'rmmod sdp 2>/dev/null; modprobe sdp' EXIT    # the defaults again, whatever happens
+    for size in 1024 40000 65536 1048576; do
+        ! loaded || rmmod sdp
+        modprobe sdp rx_buf_size="$size"
+        rx=$(cat /sys/module/sdp/parameters/rx_ring_size)
+        tx=$(cat /sys/module/sdp/parameters/tx_ring_size)
+        "$SDP_PAIR" -q -s $((3 * size + 12345)) || { echo "rx_buf_size=$size: the transfer failed"; return 1; }
+        shift=0
+        while (((16 * page << shift) < size)); do shift=$((shift + 1)); done
+        n=$(((size + (page << shift) - 1) / (page << shift)))
+        want=$(((rx + tx) * n * (page << shift)))
+        sdp_hold_start -p 18530
+        rings=$(awk '$4 == "01" { print $NF }' /proc/net/sdp | sort -u)
+        sdp_hold_stop
+        [[ $rings == "$want" ]] || { echo "rx_buf_size=$size: rings of $rings bytes, want $want"; return 1; }
+    done
+}
+
+ktap_plan 5
 ktap_run modinfo_as_installed modinfo_as_installed
 ktap_run rmmod_refused_while_open rmmod_refused_while_open
 ktap_run socket_autoloads socket_autoloads
 ktap_run load_unload_cycles load_unload_cycles
+ktap_run buffer_sizes buffer_sizes
 ktap_finish

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring buffers made of chunks: sdp_rx_buf_size bytes in up to
+ * SDP_BUF_CHUNKS chunks of pages, each mapped for the device and posted
+ * as one SGE.  Single pages when the device takes enough SGEs: a 64 KiB
+ * buffer then needs no high-order allocation, which the atomic receive
+ * path could not count on, and each chunk of a received payload moves to
+ * the receive queue as an skb fragment of its own.
+ */
+#include <linux/skbuff.h>
+#include <linux/uio.h>
+
+#include "sdp.h"
+
+static_assert(SDP_BUF_CHUNKS <= MAX_SKB_FRAGS);
+
+static u32 sdp_chunk_size(const struct sdp_conn *conn)
+{
+	return 1U << conn->chunk_shift;
+}
+
+/*
+ * Sizes the chunks of @conn's buffers: the smallest pages that make a
+ * buffer in as many SGEs as the device takes on both queues, and as
+ * SDP_BUF_CHUNKS allows.  Before the QP is created, which takes that
+ * many SGEs per request.
+ */
+void sdp_buf_size_chunks(struct sdp_conn *conn)
+{
+	const struct ib_device_attr *attrs = &conn->id->device->attrs;
+	u32 sges = min_t(u32, attrs->max_send_sge, attrs->max_recv_sge);
+	unsigned int shift = PAGE_SHIFT;
+
+	sges = clamp_t(u32, sges, 1, SDP_BUF_CHUNKS);
+	while ((sges << shift) < sdp_rx_buf_size)
+		shift++;
+	conn->chunk_shift = shift;
+	conn->nchunks = DIV_ROUND_UP(sdp_rx_buf_size, 1U << shift);
+}
+
+/* The memory one ring buffer holds. */
+unsigned int sdp_buf_truesize(const struct sdp_conn *conn)
+{
+	return conn->nchunks << conn->chunk_shift;
+}
+
+/* New pages for one chunk. */
+struct page *sdp_chunk_alloc(const struct sdp_conn *conn, gfp_t gfp)
+{
+	return alloc_pages(gfp | __GFP_COMP | __GFP_NOWARN,
+			   conn->chunk_shift - PAGE_SHIFT);
+}
+
+/*
+ * Gives @chunk the pages @page, mapped in direction @dir; on failure the
+ * caller keeps its reference on them.
+ */
+int sdp_chunk_map(const struct sdp_conn *conn, struct sdp_chunk *chunk,
+		  struct page *page, enum dma_data_direction dir)
+{
+	struct ib_device *dev = conn->id->device;
+	u64 dma = ib_dma_map_page(dev, page, 0, sdp_chunk_size(conn), dir);
+
+	if (ib_dma_mapping_error(dev, dma))
+		return -ENOMEM;
+	chunk->page = page;
+	chunk->dma = dma;
+	return 0;
+}
+
+/* Unmaps @chunk; the caller takes over the reference on its pages. */
+struct page *sdp_chunk_unmap(const struct sdp_conn *conn,
+			     struct sdp_chunk *chunk,
+			     enum dma_data_direction dir)
+{
+	struct page *page = chunk->page;
+
+	ib_dma_unmap_page(conn->id->device, chunk->dma, sdp_chunk_size(conn),
+			  dir);
+	chunk->page = NULL;
+	return page;
+}
+
+/*
+ * Gives @buf new chunks, mapped in direction @dir: all of them, or, on
+ * failure, none.  Pages rather than kmalloc() memory, so that a received
+ * chunk can move to an skb as it is.
+ */
+int sdp_buf_alloc(const struct sdp_conn *conn, struct sdp_buf *buf,
+		  enum dma_data_direction dir, gfp_t gfp)
+{
+	unsigned int i;
+
+	for (i = 0; i < conn->nchunks; i++) {
+		struct page *page = sdp_chunk_alloc(conn, gfp);
+
+		if (!page)
+			goto fail;
+		if (sdp_chunk_map(conn, &buf->chunk[i], page, dir)) {
+			put_page(page);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	sdp_buf_free(conn, buf, dir);
+	return -ENOMEM;
+}
+
+/* Unmaps and frees the chunks @buf has. */
+void sdp_buf_free(const struct sdp_conn *conn, struct sdp_buf *buf,
+		  enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	for (i = 0; i < conn->nchunks && buf->chunk[i].page; i++)
+		put_page(sdp_chunk_unmap(conn, &buf->chunk[i], dir));
+}
+
+/*
+ * The address of byte @off of @buf; *@room, if asked, gets the bytes
+ * from there to the end of its chunk.
+ */
+void *sdp_buf_ptr(const struct sdp_conn *conn, const struct sdp_buf *buf,
+		  u32 off, u32 *room)
+{
+	u32 in = off & (sdp_chunk_size(conn) - 1);
+
+	if (room)
+		*room = sdp_chunk_size(conn) - in;
+	return page_address(buf->chunk[off >> conn->chunk_shift].page) + in;
+}
+
+/* The SGEs of the first @len bytes of @buf, into @sge; returns how many. */
+unsigned int sdp_buf_sge(const struct sdp_conn *conn,
+			 const struct sdp_buf *buf, u32 len,
+			 struct ib_sge *sge)
+{
+	unsigned int n;
+	u32 done = 0;
+
+	for (n = 0; done < len; n++) {
+		sge[n].addr = buf->chunk[n].dma;
+		sge[n].length = min(len - done, sdp_chunk_size(conn));
+		sge[n].lkey = conn->pd->local_dma_lkey;
+		done += sge[n].length;
+	}
+	return n;
+}
+
+/* The device wrote the first @len bytes of @buf: the CPU may read them. */
+void sdp_buf_sync_for_cpu(const struct sdp_conn *conn,
+			  const struct sdp_buf *buf, u32 len)
+{
+	unsigned int i;
+	u32 done;
+
+	for (i = 0, done = 0; done < len; i++, done += sdp_chunk_size(conn))
+		ib_dma_sync_single_for_cpu(conn->id->device, buf->chunk[i].dma,
+					   min(len - done,
+					       sdp_chunk_size(conn)),
+					   DMA_FROM_DEVICE);
+}
+
+/* The CPU wrote the first @len bytes of @buf: the device may read them. */
+void sdp_buf_sync_for_device(const struct sdp_conn *conn,
+			     const struct sdp_buf *buf, u32 len)
+{
+	unsigned int i;
+	u32 done;
+
+	for (i = 0, done = 0; done < len; i++, done += sdp_chunk_size(conn))
+		ib_dma_sync_single_for_device(conn->id->device,
+					      buf->chunk[i].dma,
+					      min(len - done,
+						  sdp_chunk_size(conn)),
+					      DMA_TO_DEVICE);
+}
+
+/*
+ * Copies @len bytes from @from to @buf at @off; returns the bytes copied,
+ * fewer at a bad address.
+ */
+size_t sdp_buf_copy_from_iter(const struct sdp_conn *conn,
+			      struct sdp_buf *buf, u32 off, size_t len,
+			      struct iov_iter *from)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		u32 room;
+		void *to = sdp_buf_ptr(conn, buf, off + done, &room);
+		size_t n = min_t(size_t, len - done, room);
+		size_t got = copy_from_iter(to, n, from);
+
+		done += got;
+		if (got < n)
+			break;
+	}
+	return done;
+}
+
+/* Copies @len bytes at @off of @buf to @to. */
+void sdp_buf_read(const struct sdp_conn *conn, const struct sdp_buf *buf,
+		  u32 off, void *to, u32 len)
+{
+	while (len) {
+		u32 room;
+		const void *from = sdp_buf_ptr(conn, buf, off, &room);
+		u32 n = min(len, room);
+
+		memcpy(to, from, n);
+		to += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/* Copies @len bytes at @off of @from to the same place in @to. */
+void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
+		  const struct sdp_buf *from, u32 off, u32 len)
+{
+	while (len) {
+		u32 room;
+		void *dst = sdp_buf_ptr(conn, to, off, &room);
+		u32 n = min(len, room);
+
+		sdp_buf_read(conn, from, off, dst, n);
+		off += n;
+		len -= n;
+	}
+}
