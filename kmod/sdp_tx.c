@@ -122,7 +122,15 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	sdp_buf_sync_for_device(conn, tx, tx->len);
 
 	wr.num_sge = sdp_buf_sge(conn, tx, tx->len, sge);
+	/*
+	 * A device may send from a tasklet (Soft-RoCE does for kernel QPs).
+	 * Raised in process context, it waits for ksoftirqd; with BHs off
+	 * it runs at local_bh_enable(), in this context, as a send from
+	 * TCP's xmit path would.
+	 */
+	local_bh_disable();
 	ret = ib_post_send(conn->id->qp, &wr, NULL);
+	local_bh_enable();
 	if (ret)
 		return ret;
 	if (ssk->tx_head == ssk->tx_tail)
