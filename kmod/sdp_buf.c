@@ -216,7 +216,10 @@ void sdp_buf_read(const struct sdp_conn *conn, const struct sdp_buf *buf,
 	}
 }
 
-/* Copies @len bytes at @off of @from to the same place in @to. */
+/*
+ * Copies @len bytes at @off of @from to the same place in @to: both have
+ * the same chunks, so each piece lies within one chunk of either.
+ */
 void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
 		  const struct sdp_buf *from, u32 off, u32 len)
 {
@@ -225,7 +228,7 @@ void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
 		void *dst = sdp_buf_ptr(conn, to, off, &room);
 		u32 n = min(len, room);
 
-		sdp_buf_read(conn, from, off, dst, n);
+		memcpy(dst, sdp_buf_ptr(conn, from, off, NULL), n);
 		off += n;
 		len -= n;
 	}
