@@ -92,7 +92,9 @@ struct sdp_buf {
  * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
  *	NULL for a passive child until accept() takes it: it sends nothing
  * @teardown: frees the connection; queued with a delay as the time limit
- *	of an orderly close, or at once
+ *	of an orderly close, or at once, under the socket lock and only
+ *	while not @dying; once it set @dying, the work cancels what was
+ *	queued meanwhile, so it is not pending when it frees the connection
  * @established: the CM's ESTABLISHED event came
  * @dying: the teardown has begun: queue nothing more on the connection
  * @aborted: aborted: what still arrives is not looked at

@@ -338,6 +338,7 @@ static void __sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 	sdp_conn_free_verbs(conn);
 	if (destroy_id)
 		rdma_destroy_id(conn->id);
+	WARN_ON_ONCE(delayed_work_pending(&conn->teardown));
 	kfree(conn);
 	sock_put(sk);
 }
@@ -413,6 +414,13 @@ static void sdp_teardown_work(struct work_struct *work)
 		return;		/* taken by a socket call, which frees it */
 	}
 	conn->dying = true;
+	/*
+	 * Until now sdp_conn_teardown() could queue this work again (a
+	 * DisConn or the CM's DISCONNECTED while it waited for the lock), and
+	 * it frees the connection at its end: take that queueing back.  Now
+	 * that the connection is dying, nothing queues it any more.
+	 */
+	cancel_delayed_work(&conn->teardown);
 	release_sock(sk);
 
 	rdma_disconnect(conn->id);
