@@ -57,6 +57,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
 	 $(BUILD)/selftests/stream_data \
+	 $(BUILD)/selftests/stream_zcopy \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \

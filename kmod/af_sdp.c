@@ -36,6 +36,14 @@ unsigned int sdp_tx_ring_size = 16;
 module_param_named(tx_ring_size, sdp_tx_ring_size, uint, 0444);
 MODULE_PARM_DESC(tx_ring_size, "Sends in flight per connection (2-4096)");
 
+/*
+ * Blocking sends of at least this many bytes from user memory go from the
+ * caller's pages (sdp_zcopy.c): 64 KiB, as the historical SDP's.
+ */
+unsigned int sdp_zcopy_thresh = 65536;
+module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
+MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go from the caller's pages (0: never)");
+
 unsigned int sdp_resolve_timeout_ms = 2000;
 module_param_named(resolve_timeout_ms, sdp_resolve_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(resolve_timeout_ms, "Address and route resolution time limit in ms");

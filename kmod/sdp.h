@@ -65,6 +65,31 @@ struct sdp_buf {
 	u32			seq;	/* send: sdp_sock.tx_head when posted */
 };
 
+/* The caller's pages one zero-copy Data message is posted from, at most. */
+#define SDP_ZC_FRAGS	16
+
+/* SGEs of a send at most: a ring buffer's, or a BSDH and the caller's pages. */
+#define SDP_TX_SGES	(1 + SDP_ZC_FRAGS)
+static_assert(SDP_TX_SGES >= SDP_BUF_CHUNKS);
+
+/**
+ * struct sdp_zc - the caller's pages a send slot's message goes from
+ * @page: the pages, one reference each
+ * @dma: their mappings for the device
+ * @len: the bytes of each that the message carries
+ * @n: how many; 0 when the message is in the slot's own buffer
+ *
+ * Filled by the sender under the socket lock (sdp_zcopy.c); emptied by
+ * the completion of the message or of one after it, or with the ring
+ * once the QP is drained.
+ */
+struct sdp_zc {
+	struct page	*page[SDP_ZC_FRAGS];
+	u64		dma[SDP_ZC_FRAGS];
+	u32		len[SDP_ZC_FRAGS];
+	unsigned int	n;
+};
+
 /*
  * Spare receive chunks a connection keeps at most, in buffers (sdp_rx.c):
  * enough for a reader that keeps up, little memory for one that stopped.
@@ -91,6 +116,10 @@ struct sdp_buf {
  * @rx_nspare: how many @rx_spare holds
  * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
  *	NULL for a passive child until accept() takes it: it sends nothing
+ * @tx_zc: the caller's pages of each send slot's message, when it goes
+ *	from them (sdp_zcopy.c); allocated with @tx_ring
+ * @zc_frags: the caller's pages a message may go from: the send SGEs the
+ *	QP takes, but one for the BSDH; below 2, every send is copied
  * @teardown: frees the connection; queued with a delay as the time limit
  *	of an orderly close, or at once, under the socket lock and only
  *	while not @dying; once it set @dying, the work cancels what was
@@ -133,6 +162,8 @@ struct sdp_conn {
 	struct page		*rx_spare[SDP_RX_SPARE_BUFS * SDP_BUF_CHUNKS];
 	u32			rx_nspare;
 	struct sdp_buf		*tx_ring;
+	struct sdp_zc		*tx_zc;
+	unsigned int		zc_frags;
 	struct delayed_work	teardown;
 	bool			established;
 	bool			dying;
@@ -183,6 +214,8 @@ struct sdp_conn {
  *	before they are posted (sdp_tx.c); counted in sk_wmem_queued
  * @tx_held_more: the last send that added to them had MSG_MORE
  * @tx_held_stamp: when the held bytes began to wait
+ * @tx_zc_end: a zero-copy send waits until @tx_tail reaches this
+ * @tx_zc_waiters: the zero-copy sends that wait (sdp_zcopy_wait())
  * @rx_mseq: MSeq of the last message received
  * @rx_posted: receive buffers posted
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
@@ -258,6 +291,8 @@ struct sdp_sock {
 	u32			tx_held;
 	bool			tx_held_more;
 	unsigned long		tx_held_stamp;
+	u32			tx_zc_end;
+	unsigned int		tx_zc_waiters;
 	u32			rx_mseq;
 	u32			rx_posted;
 	u32			rx_adv;
@@ -380,6 +415,7 @@ extern unsigned int sdp_resolve_timeout_ms;
 extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
+extern unsigned int sdp_zcopy_thresh;
 extern struct workqueue_struct *sdp_wq;
 
 /* af_sdp.c */
@@ -443,6 +479,17 @@ void sdp_buf_read(const struct sdp_conn *conn, const struct sdp_buf *buf,
 		  u32 off, void *to, u32 len);
 void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
 		  const struct sdp_buf *from, u32 off, u32 len);
+
+/* sdp_zcopy.c */
+bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);
+ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
+		       struct iov_iter *from, size_t max);
+unsigned int sdp_zcopy_sge(const struct sdp_conn *conn,
+			   const struct sdp_zc *zc, struct ib_sge *sge);
+void sdp_zcopy_release(const struct sdp_conn *conn, struct sdp_zc *zc);
+void sdp_zcopy_free(struct sdp_conn *conn);
+void sdp_zcopy_wait(struct sock *sk);
+void sdp_zcopy_wakeup(struct sock *sk);
 
 /* sdp_conn.c */
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);

@@ -134,7 +134,9 @@ static int sdp_conn_alloc_tx(struct sdp_conn *conn)
 	unsigned int i;
 
 	conn->tx_ring = sdp_ring_alloc(sdp_tx_ring_size, sdp_tx_process);
-	if (!conn->tx_ring)
+	conn->tx_zc = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_zc),
+			       GFP_KERNEL);
+	if (!conn->tx_ring || !conn->tx_zc)
 		return -ENOMEM;
 	for (i = 0; i < sdp_tx_ring_size; i++) {
 		if (sdp_buf_alloc(conn, &conn->tx_ring[i], DMA_TO_DEVICE,
@@ -172,7 +174,10 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 	int ret;
 
 	sdp_buf_size_chunks(conn);
-	attr.cap.max_send_sge = conn->nchunks;
+	/* A message from the caller's pages: the BSDH, then the pages. */
+	conn->zc_frags = min_t(u32, id->device->attrs.max_send_sge,
+			       1 + SDP_ZC_FRAGS) - 1;
+	attr.cap.max_send_sge = max(conn->nchunks, 1 + conn->zc_frags);
 	attr.cap.max_recv_sge = conn->nchunks;
 	conn->pd = ib_alloc_pd(id->device, 0);
 	if (IS_ERR(conn->pd)) {
@@ -302,6 +307,7 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 		rdma_destroy_qp(id);
 	}
 	cancel_work_sync(&conn->backlog_work);
+	sdp_zcopy_free(conn);
 	sdp_ring_free(conn, conn->rx_ring, sdp_rx_ring_size, DMA_FROM_DEVICE);
 	sdp_ring_free(conn, conn->tx_ring, sdp_tx_ring_size, DMA_TO_DEVICE);
 	kvfree(conn->rx_free);

@@ -30,6 +30,7 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_RX_MEMORY_STALLS]	= "RxMemoryStalls",
 	[SDP_MIB_RX_PAGE_REUSES]	= "RxPageReuses",
 	[SDP_MIB_TX_BYTES]		= "TxBytes",
+	[SDP_MIB_TX_ZCOPY_BYTES]	= "TxZcopyBytes",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
 };
 

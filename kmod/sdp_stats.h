@@ -29,6 +29,7 @@ enum sdp_mib {
 	SDP_MIB_RX_MEMORY_STALLS,	/* received data waited for memory */
 	SDP_MIB_RX_PAGE_REUSES,		/* read pages given to a receive buffer */
 	SDP_MIB_TX_BYTES,		/* payload bytes sent */
+	SDP_MIB_TX_ZCOPY_BYTES,		/* of which from the caller's pages */
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
 	SDP_MIB_TX_MSG,			/* messages sent, by id */
 	SDP_MIB_RX_MSG = SDP_MIB_TX_MSG + SDP_MID_SLOTS,

@@ -99,9 +99,11 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 		    u32 payload, bool more)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_buf *tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
+	unsigned int slot = ssk->tx_head % sdp_tx_ring_size;
+	struct sdp_buf *tx = &conn->tx_ring[slot];
+	struct sdp_zc *zc = &conn->tx_zc[slot];
 	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn, tx, 0, NULL);
-	struct ib_sge sge[SDP_BUF_CHUNKS];
+	struct ib_sge sge[SDP_TX_SGES];
 	struct ib_send_wr wr = {
 		.wr_cqe		= &tx->wc.cqe,
 		.sg_list	= sge,
@@ -119,9 +121,15 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	bsdh->len = htonl(tx->len);
 	bsdh->mseq = htonl(ssk->tx_mseq + 1);
 	bsdh->mseq_ack = htonl(ssk->rx_mseq);
-	sdp_buf_sync_for_device(conn, tx, tx->len);
-
-	wr.num_sge = sdp_buf_sge(conn, tx, tx->len, sge);
+	if (zc->n) {
+		/* The payload goes from the caller's pages (sdp_zcopy.c). */
+		sdp_buf_sync_for_device(conn, tx, sizeof(*bsdh));
+		wr.num_sge = sdp_buf_sge(conn, tx, sizeof(*bsdh), sge);
+		wr.num_sge += sdp_zcopy_sge(conn, zc, sge + wr.num_sge);
+	} else {
+		sdp_buf_sync_for_device(conn, tx, tx->len);
+		wr.num_sge = sdp_buf_sge(conn, tx, tx->len, sge);
+	}
 	/*
 	 * A device may send from a tasklet (Soft-RoCE does for kernel QPs).
 	 * Raised in process context, it waits for ksoftirqd; with BHs off
@@ -309,13 +317,14 @@ int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 	 * one, and those before it that asked for no completion, are done.
 	 */
 	while ((s32)(tx->seq - ssk->tx_tail) >= 0) {
-		struct sdp_buf *done;
+		unsigned int slot = ssk->tx_tail % sdp_tx_ring_size;
 
-		done = &conn->tx_ring[ssk->tx_tail % sdp_tx_ring_size];
-		sk_wmem_queued_add(sk, -(int)done->len);
+		sk_wmem_queued_add(sk, -(int)conn->tx_ring[slot].len);
+		sdp_zcopy_release(conn, &conn->tx_zc[slot]);
 		ssk->tx_tail++;
 	}
 	ssk->tx_stamp = jiffies;
+	sdp_zcopy_wakeup(sk);
 	if (sdp_wc_failed(sk, wc->status))
 		return 0;
 	/* Our DisConn has reached the peer: TCP's FIN acknowledged. */
@@ -363,9 +372,39 @@ static void sdp_set_nospace(struct sock *sk)
 }
 
 /*
+ * Posts a Data message of up to @max bytes of @msg from the caller's
+ * pages (sdp_zcopy.c), and moves sdp_sock.tx_zc_end past it.  Returns
+ * the bytes sent; an error when it could take none (-EFAULT: a bad
+ * address first), or when the message could not be posted (-ECONNRESET:
+ * the connection is aborted).  Socket lock held; the caller checked for
+ * room.
+ */
+static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
+			    struct msghdr *msg, u32 max)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_zc *zc = &conn->tx_zc[ssk->tx_head % sdp_tx_ring_size];
+	ssize_t got = sdp_zcopy_fill(conn, zc, &msg->msg_iter, max);
+
+	if (got <= 0)
+		return got;
+	ssk->tx_held = got;
+	sk_wmem_queued_add(sk, got);
+	if (sdp_tx_post_held(sk, conn, msg_data_left(msg) >= max)) {
+		sdp_tx_drop_held(sk);
+		sdp_zcopy_release(conn, zc);
+		return -ECONNRESET;
+	}
+	sdp_stat_add(sock_net(sk), SDP_MIB_TX_ZCOPY_BYTES, got);
+	ssk->tx_zc_end = ssk->tx_head;
+	return got;
+}
+
+/*
  * Follows tcp_sendmsg_locked(): copies into the send slot, posts each
  * buffer that fills, and leaves the last one to sdp_tx_control(), which
- * holds it back or posts it.
+ * holds it back or posts it.  A large blocking send posts its whole
+ * messages from the caller's pages instead, and waits for them.
  */
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 {
@@ -374,6 +413,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int flags = msg->msg_flags;
 	size_t copied = 0, got;
+	bool zc, zc_posted = false;
 	long timeo;
 	int err;
 
@@ -389,6 +429,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	}
 
 	err = 0;
+	zc = sdp_zcopy_wanted(msg, timeo);
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (msg_data_left(msg)) {
 		struct sdp_conn *conn = ssk->conn;
@@ -435,6 +476,23 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		}
 
 		max = sdp_tx_payload_max(ssk);
+		if (zc && conn->zc_frags >= 2 && !ssk->tx_held &&
+		    msg_data_left(msg) >= max) {
+			ssize_t sent = sdp_tx_zcopy(sk, conn, msg, max);
+
+			if (sent == -ECONNRESET) {
+				err = sent;
+				break;
+			}
+			if (sent < 0) {
+				/* The copy tells a bad address; or copy instead. */
+				zc = false;
+				continue;
+			}
+			copied += sent;
+			zc_posted = true;
+			continue;
+		}
 		if (ssk->tx_held < max) {
 			tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 			chunk = min_t(size_t, msg_data_left(msg),
@@ -475,6 +533,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	sdp_tx_control(sk);
 	if (ssk->tx_held)
 		sdp_watchdog_arm(sk);
+	if (zc_posted)
+		sdp_zcopy_wait(sk);
 	if (copied) {
 		release_sock(sk);
 		return copied;

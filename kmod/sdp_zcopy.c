@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sends from the caller's own pages.  A blocking send of at least
+ * sdp_zcopy_thresh bytes from user memory posts its whole messages from
+ * the pages the caller named, referenced and mapped for the device for
+ * the time of the send, instead of copying them into the send ring; only
+ * the BSDH comes from the ring slot.  On the wire these are the same Data
+ * messages, which the peer copies out of its receive buffers as ever.
+ * The send returns once the device is done with the pages: a send that
+ * returned has taken its bytes, as TCP's has, and the program may write
+ * its buffer again.  It pays where the copy costs the sender more than
+ * the wait: Soft-RoCE, for one, completes a send in the sender's own
+ * softirq, on the CPU that would have copied.
+ */
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+
+#include "sdp.h"
+
+/* A waiting sender looks again this often, for wake-ups it may miss. */
+#define SDP_ZC_RECHECK	(HZ / 4)
+
+/* Whether the rest of @msg (@timeo: the send may block) goes from its pages. */
+bool sdp_zcopy_wanted(struct msghdr *msg, long timeo)
+{
+	unsigned int thresh = READ_ONCE(sdp_zcopy_thresh);
+
+	return thresh && timeo && msg_data_left(msg) >= thresh &&
+	       user_backed_iter(&msg->msg_iter);
+}
+
+/*
+ * Takes up to @max bytes of @from into @zc: their pages referenced and
+ * mapped, at most conn->zc_frags of them.  Returns the bytes taken, or
+ * an error when it could take none (-EFAULT: a bad address first).
+ */
+ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
+		       struct iov_iter *from, size_t max)
+{
+	struct ib_device *dev = conn->id->device;
+	size_t done = 0;
+	ssize_t ret = 0;
+
+	while (done < max && zc->n < conn->zc_frags) {
+		unsigned int first = zc->n, i, npages;
+		size_t start, left;
+		ssize_t got;
+
+		got = iov_iter_get_pages2(from, &zc->page[first], max - done,
+					  conn->zc_frags - first, &start);
+		if (got <= 0) {
+			ret = got;
+			break;
+		}
+		npages = DIV_ROUND_UP(start + got, PAGE_SIZE);
+		left = got;
+		for (i = first; i < first + npages; i++) {
+			u32 len = min_t(size_t, left, PAGE_SIZE - start);
+			u64 dma = ib_dma_map_page(dev, zc->page[i], start, len,
+						  DMA_TO_DEVICE);
+
+			if (ib_dma_mapping_error(dev, dma)) {
+				/* Give back what is not mapped, from here on. */
+				iov_iter_revert(from, left);
+				while (i < first + npages)
+					put_page(zc->page[i++]);
+				return done ? done : -ENOMEM;
+			}
+			zc->dma[i] = dma;
+			zc->len[i] = len;
+			zc->n++;
+			left -= len;
+			done += len;
+			start = 0;
+		}
+	}
+	return done ? done : (ret ? ret : -EFAULT);
+}
+
+/* Appends the SGEs of @zc's pages to @sge; returns how many. */
+unsigned int sdp_zcopy_sge(const struct sdp_conn *conn,
+			   const struct sdp_zc *zc, struct ib_sge *sge)
+{
+	unsigned int i;
+
+	for (i = 0; i < zc->n; i++) {
+		sge[i].addr = zc->dma[i];
+		sge[i].length = zc->len[i];
+		sge[i].lkey = conn->pd->local_dma_lkey;
+	}
+	return zc->n;
+}
+
+/* The device is done with @zc's pages: unmaps and lets go of them. */
+void sdp_zcopy_release(const struct sdp_conn *conn, struct sdp_zc *zc)
+{
+	while (zc->n) {
+		zc->n--;
+		ib_dma_unmap_page(conn->id->device, zc->dma[zc->n],
+				  zc->len[zc->n], DMA_TO_DEVICE);
+		put_page(zc->page[zc->n]);
+	}
+}
+
+/* Lets go of the pages of every send slot; the QP is drained. */
+void sdp_zcopy_free(struct sdp_conn *conn)
+{
+	unsigned int i;
+
+	if (!conn->tx_zc)
+		return;
+	for (i = 0; i < sdp_tx_ring_size; i++)
+		sdp_zcopy_release(conn, &conn->tx_zc[i]);
+	kvfree(conn->tx_zc);
+	conn->tx_zc = NULL;
+}
+
+/*
+ * Whether a zero-copy send still has to wait.  Without the socket lock
+ * (@locked false) only the socket's own fields are looked at: the
+ * connection may be freed meanwhile.
+ */
+static bool sdp_zcopy_busy(const struct sock *sk, bool locked)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (READ_ONCE(sk->sk_err) ||
+	    (s32)(READ_ONCE(ssk->tx_tail) - ssk->tx_zc_end) >= 0)
+		return false;
+	return !locked || (ssk->conn && !ssk->conn->dying);
+}
+
+/*
+ * Waits until the messages posted from the caller's pages are complete,
+ * up to sdp_sock.tx_zc_end; or the connection failed or is going, and its
+ * teardown lets go of the pages.  A signal does not end the wait, which
+ * the transport's retries bound: the caller's buffer is the device's
+ * until then.  Only a fatal one does, as the pages stay referenced.
+ * Socket lock held; dropped while waiting.
+ */
+void sdp_zcopy_wait(struct sock *sk)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	ssk->tx_zc_waiters++;
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (sdp_zcopy_busy(sk, true) && !fatal_signal_pending(current)) {
+		release_sock(sk);
+		if (sdp_zcopy_busy(sk, false))
+			wait_woken(&wait, signal_pending(current) ?
+				   TASK_KILLABLE : TASK_INTERRUPTIBLE,
+				   SDP_ZC_RECHECK);
+		lock_sock(sk);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	ssk->tx_zc_waiters--;
+}
+
+/* Sends completed: wakes a zero-copy sender they were the last for. */
+void sdp_zcopy_wakeup(struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket_wq *wq;
+
+	if (!ssk->tx_zc_waiters || (s32)(ssk->tx_tail - ssk->tx_zc_end) < 0)
+		return;
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	/* wake_up(): the sender may sleep killable, past a signal. */
+	if (skwq_has_sleeper(wq))
+		wake_up(&wq->wait);
+	rcu_read_unlock();
+}
