@@ -170,6 +170,21 @@ static inline long long sdp_param(const char *name)
 	return v;
 }
 
+/* Sets a module parameter of sdp.ko to @text: 0, or -errno (-EIO). */
+static inline int sdp_set_param(const char *name, const char *text)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs(text, f) < 0;
+	return fclose(f) || ret ? -EIO : 0;
+}
+
 /* A blocking SDP stream socket of any address family. */
 static inline int sdp_socket(void)
 {

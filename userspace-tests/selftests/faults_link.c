@@ -34,17 +34,6 @@
 
 static char stall_saved[32];
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fputs(text, f) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
 static void __attribute__((constructor)) lower_stall_timeout(void)
 {
 	FILE *f = fopen(STALL_PARAM, "r");
@@ -52,14 +41,14 @@ static void __attribute__((constructor)) lower_stall_timeout(void)
 	if (!f)
 		return;		/* the SDP tests skip or fail, saying why */
 	if (fgets(stall_saved, sizeof(stall_saved), f))
-		write_file(STALL_PARAM, STALL_MS);
+		sdp_set_param("tx_stall_timeout_ms", STALL_MS);
 	fclose(f);
 }
 
 static void __attribute__((destructor)) restore_stall_timeout(void)
 {
 	if (stall_saved[0])
-		write_file(STALL_PARAM, stall_saved);
+		sdp_set_param("tx_stall_timeout_ms", stall_saved);
 }
 
 struct receiver {

@@ -644,17 +644,6 @@ static int read_param(const char *path, char *buf, int len)
 	return ok ? 0 : -EIO;
 }
 
-static int write_param(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(text, f) < 0;
-	return fclose(f) || ret ? -EIO : 0;
-}
-
 static int outq(int fd)
 {
 	int val = -1;
@@ -679,14 +668,14 @@ FIXTURE_SETUP(bad_iovec)
 		ASSERT_EQ(0, read_param(STALL_PARAM, self->stall_saved,
 					sizeof(self->stall_saved)));
 		snprintf(ms, sizeof(ms), "%d", STALL_MS);
-		ASSERT_EQ(0, write_param(STALL_PARAM, ms));
+		ASSERT_EQ(0, sdp_set_param("tx_stall_timeout_ms", ms));
 	}
 }
 
 FIXTURE_TEARDOWN(bad_iovec)
 {
 	if (self->stall_saved[0])
-		write_param(STALL_PARAM, self->stall_saved);
+		sdp_set_param("tx_stall_timeout_ms", self->stall_saved);
 	STREAM_TEARDOWN(self);
 }
 

@@ -27,7 +27,6 @@
 #include "sdp_hosts.h"
 
 #define KiB 1024ul
-#define THRESH_PARAM "/sys/module/sdp/parameters/zcopy_thresh"
 
 /* A reader thread: @len bytes of stream @seed, checked, in @chunk reads. */
 struct check {
@@ -61,17 +60,6 @@ static long long zcopy_bytes(void)
 	return v < 0 ? 0 : v;
 }
 
-static int write_thresh(const char *text)
-{
-	FILE *f = fopen(THRESH_PARAM, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(text, f) < 0;
-	return fclose(f) || ret ? -EIO : 0;
-}
-
 FIXTURE(zc)
 {
 	STREAM_CONN_FIELDS;
@@ -87,7 +75,7 @@ FIXTURE_SETUP(zc)
 	if (variant->sdp) {
 		self->thresh = sdp_param("zcopy_thresh");
 		ASSERT_LE(0, self->thresh);
-		ASSERT_EQ(0, write_thresh("65536"));
+		ASSERT_EQ(0, sdp_set_param("zcopy_thresh", "65536"));
 	}
 }
 
@@ -97,7 +85,7 @@ FIXTURE_TEARDOWN(zc)
 
 	if (self->thresh >= 0) {
 		snprintf(text, sizeof(text), "%lld", self->thresh);
-		write_thresh(text);
+		sdp_set_param("zcopy_thresh", text);
 	}
 	STREAM_TEARDOWN(self);
 }
@@ -170,7 +158,7 @@ TEST_F_TIMEOUT(zc, other_sends_are_copied, 60)
 	n = send_checked(_metadata, self, buf, 60 * KiB, 0, 3);
 	EXPECT_EQ(60 * KiB, n);
 	if (variant->sdp)
-		ASSERT_EQ(0, write_thresh("0"));
+		ASSERT_EQ(0, sdp_set_param("zcopy_thresh", "0"));
 	n = send_checked(_metadata, self, buf, len, 0, 4);
 	EXPECT_EQ((ssize_t)len, n);
 	EXPECT_EQ(before, zcopy_bytes());
