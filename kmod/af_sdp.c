@@ -267,8 +267,9 @@ static int sdp_release(struct socket *sock)
 	return 0;
 }
 
-static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+static int sdp_bind(struct socket *sock, struct sockaddr_unsized *addr, int len)
 {
+	struct sockaddr *uaddr = (struct sockaddr *)addr;
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
@@ -366,9 +367,10 @@ static long sdp_wait_for_connect(struct sock *sk, long timeo)
 }
 
 /* Follows __inet_stream_connect(), state by state. */
-static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
-		       int flags)
+static int sdp_connect(struct socket *sock, struct sockaddr_unsized *addr,
+		       int len, int flags)
 {
+	struct sockaddr *uaddr = (struct sockaddr *)addr;
 	struct sock *sk = sock->sk;
 	long timeo;
 	int ret;
@@ -432,8 +434,8 @@ out:
 	return ret;
 }
 
-static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
-		      bool kern)
+static int sdp_accept(struct socket *sock, struct socket *newsock,
+		      struct proto_accept_arg *arg)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *lsk = sock->sk;
@@ -444,7 +446,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	int ret;
 
 	lock_sock(lsk);
-	timeo = sock_rcvtimeo(lsk, flags & O_NONBLOCK);
+	timeo = sock_rcvtimeo(lsk, arg->flags & O_NONBLOCK);
 	add_wait_queue(sk_sleep(lsk), &wait);
 	for (;;) {
 		if (lsk->sk_state != TCP_LISTEN) {
@@ -488,6 +490,8 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	sock_put(lsk);	/* the child's reference on its listener */
 	return 0;
 }
+
+SDP_DEFINE_ACCEPT_OP(sdp_accept)
 
 static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 {
@@ -556,7 +560,7 @@ static const struct proto_ops sdp_ops = {
 	.bind		= sdp_bind,
 	.connect	= sdp_connect,
 	.socketpair	= sock_no_socketpair,
-	.accept		= sdp_accept,
+	.accept		= SDP_ACCEPT_OP(sdp_accept),
 	.getname	= sdp_getname,
 	.poll		= sdp_poll,
 	.ioctl		= sdp_ioctl,
@@ -567,7 +571,6 @@ static const struct proto_ops sdp_ops = {
 	.sendmsg	= sdp_sendmsg,
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sock_no_mmap,
-	.sendpage	= sock_no_sendpage,
 	.read_sock	= sdp_read_sock,
 };
 

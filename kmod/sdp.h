@@ -16,6 +16,7 @@
 
 #include <uapi/linux/sdp.h>
 
+#include "sdp_compat.h"
 #include "sdp_stats.h"
 
 struct sdp_conn;

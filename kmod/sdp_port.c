@@ -82,7 +82,7 @@ static bool sdp_conflict(const struct sock *sk, const struct sock *sk2)
 	if (sk->sk_reuse && sk2->sk_reuse && !sdp_sk(sk2)->group)
 		return false;
 	if (sk->sk_reuseport && sk2->sk_reuseport &&
-	    uid_eq(sock_i_uid((struct sock *)sk), sock_i_uid((struct sock *)sk2)))
+	    uid_eq(sk_uid(sk), sk_uid(sk2)))
 		return false;
 	return true;
 }

@@ -64,11 +64,12 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 		seq_printf(seq, "%4d:", sl++);
 		sdp_proc_addr(seq, sk, false);
 		sdp_proc_addr(seq, sk, true);
-		seq_printf(seq, " %02X %08X:%08X %5u %lu %lu\n",
+		/* (the inode number is a u64 on newer kernels) */
+		seq_printf(seq, " %02X %08X:%08X %5u %llu %lu\n",
 			   inet_sk_state_load(sk), READ_ONCE(sk->sk_wmem_queued),
 			   READ_ONCE(ssk->rx_queued),
-			   from_kuid_munged(seq_user_ns(seq), sock_i_uid(sk)),
-			   sock_i_ino(sk),
+			   from_kuid_munged(seq_user_ns(seq), sk_uid(sk)),
+			   (u64)sock_i_ino(sk),
 			   READ_ONCE(ssk->ring_bytes));
 	}
 	spin_unlock(&sdp_sock_list_lock);

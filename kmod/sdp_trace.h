@@ -53,7 +53,7 @@ TRACE_EVENT(sdp_abort,
 			     __string(why, why)),
 	    TP_fast_assign(__entry->skaddr = sk;
 			   __entry->err = err;
-			   __assign_str(why, why);),
+			   sdp_assign_str(why, why);),
 	    TP_printk("sk=%p err=%d %s", __entry->skaddr, __entry->err,
 		      __get_str(why))
 );

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel interfaces that differ between the kernels sdp builds on
+ * (6.1, 6.12 and the newest), in the way of the kernel's backports: the
+ * code is written against the newest interface, and this header defines
+ * it for the older kernels.  Nothing else in the module looks at the
+ * kernel's version.
+ */
+#ifndef _SDP_COMPAT_H
+#define _SDP_COMPAT_H
+
+#include <linux/net.h>
+#include <linux/version.h>
+#include <net/sock.h>
+
+/*
+ * 7.3: proto_ops.bind and .connect take a struct sockaddr_unsized, the
+ * sockaddr of no fixed size; before, a struct sockaddr, of the same layout.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(7, 3, 0)
+#define sockaddr_unsized sockaddr
+#endif
+
+/*
+ * 6.10: proto_ops.accept takes its flags in a struct proto_accept_arg.
+ * sdp_accept() is written that way; SDP_ACCEPT_OP(fn) is what the ops
+ * table holds, and on older kernels a wrapper of the old form that
+ * SDP_DEFINE_ACCEPT_OP(fn) defines beside fn.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+struct proto_accept_arg {
+	int flags;
+	int err;
+	int is_empty;
+	bool kern;
+};
+
+#define SDP_ACCEPT_OP(fn)	fn##_op
+#define SDP_DEFINE_ACCEPT_OP(fn)					\
+static int fn##_op(struct socket *sock, struct socket *newsock,		\
+		   int flags, bool kern)				\
+{									\
+	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
+									\
+	return fn(sock, newsock, &arg);					\
+}
+#else
+#define SDP_ACCEPT_OP(fn)	fn
+#define SDP_DEFINE_ACCEPT_OP(fn)
+#endif
+
+/*
+ * 6.10: __assign_str() takes the field alone, its source being the one
+ * __string() named.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+#define sdp_assign_str(field, src)	__assign_str(field, src)
+#else
+#define sdp_assign_str(field, src)	__assign_str(field)
+#endif
+
+/* 6.16: sk_uid() reads the owner's uid; sock_i_uid() is gone since. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 16, 0)
+static inline kuid_t sk_uid(const struct sock *sk)
+{
+	return sock_i_uid((struct sock *)sk);
+}
+#endif
+
+#endif /* _SDP_COMPAT_H */
