@@ -1,12 +1,18 @@
 # sdp: the one entry point.
 #
-#   make check    deps, lint, DKMS install, the whole suite in the guest bed
-#   make demo     deps, DKMS install, SDP between the bed's two hosts
-#   make deps     install what the rest needs (idempotent; run by the above)
+#   make check    deps, then on every kernel of the bed (bed/kernels: Debian
+#                 12's 6.1, Debian 13's 6.12 and the newest trixie-backports
+#                 kernel): lint, DKMS install, the whole suite in the guest;
+#                 a summary line per kernel and one `N passed, N failed`
+#   make check KVER=K   the same on kernel K alone
+#   make demo     deps, DKMS install, SDP between the bed's two hosts, on the
+#                 newest kernel (KVER=K for another)
+#   make deps     install what the rest needs: the host's packages and the
+#                 Debian 13 root of the newer kernels (idempotent)
 #   make modules  build sdp.ko in place, for development
 #   make lint     sparse (C=2), W=1 and checkpatch --strict on kmod/;
 #                 checkpatch --strict on the test modules under userspace-tests/
-#   make install / uninstall   DKMS install / removal for the guest kernel
+#   make install / uninstall   DKMS install / removal for KVER
 #   make shell    an interactive shell in the test bed
 #   make bench    deps, DKMS install, qperf/rstream figures from the bed
 #                 (a table and a plot; see userspace-tests/bench/run-bench)
@@ -16,19 +22,39 @@
 #   make sunrpc-modules  the patched sunrpc.ko and nfs.ko (sunrpc-patches/build)
 #                 into build/sunrpc/KVER, for the tests (part of `make userspace`)
 #
-# KVER defaults to the newest installed Debian 6.1 kernel (the bed's).
+# KVER defaults to the host's Debian 12 kernel (bed/kver).  A kernel of the
+# Debian 13 root is built in that root, with its gcc-14 and its user space
+# (bed/in-root), into build/debian13/.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 TOP      := $(CURDIR)
 BED      := $(TOP)/userspace-tests/bed
-BUILD    := $(TOP)/build
 VERSION  := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 KVER     ?= $(shell $(BED)/kver 2>/dev/null)
+
+ifeq ($(strip $(KVER)),)
+# A machine with nothing installed yet: the dependencies first, then the
+# same goals again, now that the bed's kernel can be named.
+ifneq ($(SDP_DEPS_DONE),)
+$(error no kernel for the bed after installing the dependencies: see bed/kver)
+endif
+Makefile: ;
+%::
+	@$(BED)/install-deps
+	@$(BED)/debian13-root >/dev/null
+	@$(MAKE) --no-print-directory SDP_DEPS_DONE=1 $(MAKECMDGOALS)
+else
+
+# The root KVER boots in: / (here) or another root, whose build runs in
+# there (IN_ROOT=1 is that build) and goes to build/ROOTNAME.
+KROOT    := $(if $(IN_ROOT),/,$(shell $(BED)/kernels --root $(KVER) 2>/dev/null || echo /))
+BUILD    ?= $(TOP)/build$(if $(filter-out /,$(KROOT)),/$(notdir $(KROOT)))
 KDIR     ?= /lib/modules/$(KVER)/build
-KSRC_TAR := /usr/src/linux-source-6.1.tar.xz
-KSRC     := $(BUILD)/linux-source
+KSERIES  := $(shell sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<'$(KVER)')
+KSRC_TAR := /usr/src/linux-source-$(KSERIES).tar.xz
+KSRC     := $(BUILD)/linux-source-$(KSERIES)
 KSFT     := $(KSRC)/tools/testing/selftests
 CHECKPATCH := $(KSRC)/scripts/checkpatch.pl
 
@@ -82,32 +108,67 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/nfs_faults.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
-.PHONY: all deps modules lint install uninstall userspace check demo shell clean \
-	bench read-sock-test krpc-bw-test sunrpc-modules
+.PHONY: all deps modules lint install uninstall userspace check check-kernel demo shell \
+	clean bench read-sock-test krpc-bw-test sunrpc-modules
 
 all: modules
 
+# What the host needs and the Debian 13 root; inside that root, nothing
+# more (bed/debian13-root installed it).
 deps:
+ifeq ($(IN_ROOT),)
 	@$(BED)/install-deps
-	@$(MAKE) --no-print-directory $(KSRC)/.extracted
+	@$(BED)/debian13-root >/dev/null
+endif
+
+# Every kernel of the bed, or KVER alone when it is given.
+check: deps
+	@$(BED)/check-kernels $(if $(filter command line,$(origin KVER)),$(KVER))
+
+# One kernel: its build and its suite in the guest.
+check-kernel: lint install userspace
+	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) $(TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory demo-kernel \
+		KVER=$(if $(filter command line,$(origin KVER)),$(KVER),$$($(BED)/kernels --newest))
+
+demo-kernel: install userspace
+	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) --demo
+
+shell: install userspace
+	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) --shell
+
+bench: install userspace
+	@$(TOP)/userspace-tests/bench/run-bench
+
+ifneq ($(KROOT),/)
+# A kernel of another root: built in there, by that root's own tools.
+IN_ROOT_MAKE := $(BED)/in-root $(KROOT) make --no-print-directory IN_ROOT=1 \
+	KVER=$(KVER) BUILD=$(BUILD)
+modules lint install uninstall userspace read-sock-test krpc-bw-test sunrpc-modules: deps
+	@$(IN_ROOT_MAKE) $@
+clean:
+	rm -rf $(BUILD)
+else
 
 # Only the pieces of the kernel source the project uses: checkpatch and
 # the kselftest headers (never copied into the repository).
 $(KSRC)/.extracted: $(KSRC_TAR)
 	@rm -rf $(KSRC) && mkdir -p $(KSRC)
 	@tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
-		linux-source-6.1/scripts/checkpatch.pl \
-		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch \
-		linux-source-6.1/tools/testing/selftests/kselftest.h \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+		linux-source-$(KSERIES)/scripts/checkpatch.pl \
+		linux-source-$(KSERIES)/scripts/spelling.txt \
+		linux-source-$(KSERIES)/scripts/const_structs.checkpatch \
+		linux-source-$(KSERIES)/tools/testing/selftests/kselftest.h \
+		linux-source-$(KSERIES)/tools/testing/selftests/kselftest_harness.h
 	@touch $@
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
-lint: deps
-	@echo "lint: sparse C=2, W=1, checkpatch --strict on kmod/"
+lint: deps $(KSRC)/.extracted
+	@echo "lint: sparse C=2, W=1, checkpatch --strict on kmod/ for $(KVER)"
 	@mkdir -p $(BUILD)
 	@rm -f sdp.ko sdp.o sdp.mod sdp.mod.c sdp.mod.o kmod/*.o  # (not kbuild's clean: it would empty build/ too)
 	@$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules >$(BUILD)/lint.log 2>&1 || \
@@ -169,26 +230,14 @@ $(BUILD)/rpc/%: userspace-tests/rpc/%.c userspace-tests/rpc/sdp_rpc_bw.h userspa
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) $(TIRPC_CFLAGS) -o $@ $< -ltirpc -lpthread
 
-check: deps lint install userspace
-	@$(BED)/vm-run $(TESTS)
-
-demo: deps install userspace
-	@$(BED)/vm-run --demo
-
-shell: deps install userspace
-	@$(BED)/vm-run --shell
-
-bench: deps install userspace
-	@$(TOP)/userspace-tests/bench/run-bench
-
 # The in-kernel test modules (read_sock.sh, rx_nomem.sh, reuseport.sh): a
-# copy of their folder under build/, built for the bed's kernel with W=1 and
+# copy of their folder under build/.../KVER, built for KVER with W=1 and
 # sparse, and never installed (the tests insmod them from there).  They
 # share the plumbing of their debugfs files (sdp_ktest.h) with the RPC
 # client.
 KTEST_HDR := userspace-tests/lib/sdp_ktest.h
 RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-read-sock/Kbuild
-RST_DIR := $(BUILD)/kmod-read-sock
+RST_DIR := $(BUILD)/kmod-read-sock/$(KVER)
 read-sock-test: $(RST_DIR)/sdp_read_sock_test.ko
 
 $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(KTEST_HDR) $(wildcard kmod/include/uapi/linux/*.h)
@@ -207,7 +256,7 @@ KRPC_SRC := $(wildcard userspace-tests/kmod-rpc-bw/*.c userspace-tests/kmod-rpc-
 	    userspace-tests/kmod-rpc-bw/Kbuild
 KRPC_HDR := userspace-tests/rpc/sdp_bw_proto.h
 KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC)) $(KTEST_HDR)
-KRPC_DIR := $(BUILD)/kmod-rpc-bw
+KRPC_DIR := $(BUILD)/kmod-rpc-bw/$(KVER)
 krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko
 
 $(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR) $(KTEST_HDR)
@@ -225,8 +274,12 @@ SUNRPC_OUT := $(BUILD)/sunrpc/$(KVER)
 sunrpc-modules: $(SUNRPC_OUT)/sunrpc.ko
 
 $(SUNRPC_OUT)/sunrpc.ko: $(SUNRPC_SRC) dkms.conf
-	@if sunrpc-patches/build --check $(KVER); then sunrpc-patches/build $(KVER); fi
+	@if sunrpc-patches/build --check $(KVER); then \
+		sunrpc-patches/build --out $(SUNRPC_OUT) $(KVER); fi
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(TOP) clean || true
 	rm -rf $(BUILD)
+
+endif # KROOT
+endif # KVER

@@ -434,8 +434,8 @@ out:
 	return ret;
 }
 
-static int sdp_accept(struct socket *sock, struct socket *newsock,
-		      struct proto_accept_arg *arg)
+int sdp_accept(struct socket *sock, struct socket *newsock,
+	       struct proto_accept_arg *arg)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *lsk = sock->sk;
@@ -490,8 +490,6 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 	sock_put(lsk);	/* the child's reference on its listener */
 	return 0;
 }
-
-SDP_DEFINE_ACCEPT_OP(sdp_accept)
 
 static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 {
@@ -560,7 +558,7 @@ static const struct proto_ops sdp_ops = {
 	.bind		= sdp_bind,
 	.connect	= sdp_connect,
 	.socketpair	= sock_no_socketpair,
-	.accept		= SDP_ACCEPT_OP(sdp_accept),
+	.accept		= sdp_accept_op,
 	.getname	= sdp_getname,
 	.poll		= sdp_poll,
 	.ioctl		= sdp_ioctl,

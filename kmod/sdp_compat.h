@@ -23,9 +23,8 @@
 
 /*
  * 6.10: proto_ops.accept takes its flags in a struct proto_accept_arg.
- * sdp_accept() is written that way; SDP_ACCEPT_OP(fn) is what the ops
- * table holds, and on older kernels a wrapper of the old form that
- * SDP_DEFINE_ACCEPT_OP(fn) defines beside fn.
+ * sdp_accept() is written that way; the ops table holds sdp_accept_op,
+ * on older kernels a wrapper of the old form.
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
 struct proto_accept_arg {
@@ -34,29 +33,22 @@ struct proto_accept_arg {
 	int is_empty;
 	bool kern;
 };
-
-#define SDP_ACCEPT_OP(fn)	fn##_op
-#define SDP_DEFINE_ACCEPT_OP(fn)					\
-static int fn##_op(struct socket *sock, struct socket *newsock,		\
-		   int flags, bool kern)				\
-{									\
-	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
-									\
-	return fn(sock, newsock, &arg);					\
-}
-#else
-#define SDP_ACCEPT_OP(fn)	fn
-#define SDP_DEFINE_ACCEPT_OP(fn)
 #endif
 
-/*
- * 6.10: __assign_str() takes the field alone, its source being the one
- * __string() named.
- */
+int sdp_accept(struct socket *sock, struct socket *newsock,
+	       struct proto_accept_arg *arg);
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
-#define sdp_assign_str(field, src)	__assign_str(field, src)
+
+static inline int sdp_accept_op(struct socket *sock, struct socket *newsock,
+				int flags, bool kern)
+{
+	struct proto_accept_arg arg = { .flags = flags, .kern = kern };
+
+	return sdp_accept(sock, newsock, &arg);
+}
 #else
-#define sdp_assign_str(field, src)	__assign_str(field)
+#define sdp_accept_op	sdp_accept
 #endif
 
 /* 6.16: sk_uid() reads the owner's uid; sock_i_uid() is gone since. */

@@ -15,6 +15,12 @@
 
 #include "sdp.h"
 
+/*
+ * An abort's reason, a short constant phrase, in a field of fixed size:
+ * the same on every kernel (__string()'s helpers changed form in 6.10).
+ */
+#define SDP_TRACE_WHY_LEN	48
+
 DECLARE_EVENT_CLASS(sdp_sock_class,
 		    TP_PROTO(const struct sock *sk),
 		    TP_ARGS(sk),
@@ -50,12 +56,12 @@ TRACE_EVENT(sdp_abort,
 	    TP_ARGS(sk, err, why),
 	    TP_STRUCT__entry(__field(const void *, skaddr)
 			     __field(int, err)
-			     __string(why, why)),
+			     __array(char, why, SDP_TRACE_WHY_LEN)),
 	    TP_fast_assign(__entry->skaddr = sk;
 			   __entry->err = err;
-			   sdp_assign_str(why, why);),
+			   strscpy(__entry->why, why, sizeof(__entry->why));),
 	    TP_printk("sk=%p err=%d %s", __entry->skaddr, __entry->err,
-		      __get_str(why))
+		      __entry->why)
 );
 
 TRACE_EVENT(sdp_credit_stall,

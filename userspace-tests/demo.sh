@@ -22,7 +22,7 @@ NFS_MIB=${SDP_DEMO_NFS_MIB:-16}
 RPC_MIB=${SDP_DEMO_RPC_MIB:-8}
 WORK=/run/sdp-demo              # the guest's own tmpfs
 top=$(cd "$here/.." && pwd)
-KRPC=$top/build/kmod-rpc-bw RPC_CLIENT=$top/build/rpc/rpc_bw_client
+KRPC=$SDP_BUILD/kmod-rpc-bw/$(uname -r) RPC_CLIENT=$SDP_BUILD/rpc/rpc_bw_client
 KPORT=20050                     # the kernel RPC server's port, tcp and sdp
 QPERF_PORT=19767                # qperf's control port
 

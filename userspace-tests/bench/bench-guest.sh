@@ -43,10 +43,10 @@ read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
 RPC_PORT=20051                              # the RPC server's, tcp and sdp
 KRPC_PORT=20050                             # the kernel RPC server's
-KRPC_DIR=$here/../build/kmod-rpc-bw
+KRPC_DIR=$SDP_BUILD/kmod-rpc-bw/$(uname -r)
 KRPC_DBG=/sys/kernel/debug/sdp_krpc_bw_client
 KRPC_STATS=/sys/kernel/debug/sdp_krpc_bw_server/stats
-MANY=$here/../build/tools/sdp_many
+MANY=$SDP_BUILD/tools/sdp_many
 PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
 LOG=$OUT/bench.log
@@ -210,7 +210,7 @@ bench_case() {
 start_rpc_server() {
     [[ ! -f $STATE/rpcserver.pid ]] || return 0
     sdp_rpc_netconfig "$STATE"
-    LD_PRELOAD=$SDP_RPC_PRELOAD "$here/../build/rpc/rpc_bw_server" -m -R -p "$RPC_PORT" tcp sdp \
+    LD_PRELOAD=$SDP_RPC_PRELOAD "$SDP_BUILD/rpc/rpc_bw_server" -m -R -p "$RPC_PORT" tcp sdp \
         >>"$OUT/rpc-server.log" 2>&1 &
     echo $! >"$STATE/rpcserver.pid"
     for _ in $(seq 50); do
@@ -228,7 +228,7 @@ rpc_case() {
     start_rpc_server
     for ((run = 1; run <= RUNS; run++)); do
         log "== rpc $netid conns $conns block $block run $run"
-        out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$here/../build/rpc/rpc_bw_client" \
+        out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
               -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" \
               -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
         log "$out"

@@ -718,7 +718,7 @@ static int rst_do_run(const char *cmd)
 	if (i < 0)
 		return -EINVAL;
 
-	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	run = kzalloc_obj(*run, GFP_KERNEL);
 	if (!run)
 		return -ENOMEM;
 	run->buf = kvmalloc(RST_BUF_SIZE, GFP_KERNEL);

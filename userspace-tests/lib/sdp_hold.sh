@@ -2,7 +2,7 @@
 # background while a shell test looks at the system (source it).
 #   sdp_hold_start [sdp_pair options]   returns once the connection is up
 #   sdp_hold_stop                       closes them and waits for sdp_pair
-SDP_PAIR=${SDP_PAIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tools/sdp_pair}
+SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
 
 sdp_hold_start() {
     local out

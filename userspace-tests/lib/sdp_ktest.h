@@ -28,6 +28,11 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+/* kzalloc_obj(): the newer kernels' allocation of an object by its type */
+#ifndef kzalloc_obj
+#define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
+#endif
+
 /**
  * struct sdp_ktest_cmd - what a write to a command file does
  * @run: runs the command line; 0 or a negative errno

@@ -6,7 +6,7 @@
 #   sdp_rpc_rpcbind: rpcbind running (started here if it was not)
 #   SDP_RPC_PRELOAD: the interposer, for LD_PRELOAD
 
-SDP_RPC_PRELOAD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/libtirpc/libtirpc-sdp.so
+SDP_RPC_PRELOAD=$SDP_BUILD/libtirpc/libtirpc-sdp.so
 sdp_rpc_started_rpcbind=
 
 sdp_rpc_netconfig() {

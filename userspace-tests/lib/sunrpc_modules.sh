@@ -9,7 +9,7 @@
 #   modules_unload_since M0  rmmods every module not in M0 (modules_now's output),
 #                            each once nothing uses it
 
-SUNRPC_DIR=${SDP_SUNRPC_MODULES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/sunrpc/$(uname -r)}
+SUNRPC_DIR=${SDP_SUNRPC_MODULES:-$SDP_BUILD/sunrpc/$(uname -r)}
 
 module_loaded() { grep -q "^$1 " /proc/modules; }
 modules_now() { cut -d' ' -f1 /proc/modules | sort; }

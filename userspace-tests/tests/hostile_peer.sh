@@ -17,8 +17,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
-HOSTILE=${SDP_HOSTILE:-$here/../build/tools/sdp_hostile}
-SDP_PAIR=${SDP_PAIR:-$here/../build/tools/sdp_pair}
+HOSTILE=${SDP_HOSTILE:-$SDP_BUILD/tools/sdp_hostile}
+SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
 HEALTHY_BYTES=8388608   # per healthy transfer
 LOG_RE='sdp: .*(connection aborted|bad Hello)'
 COUNTERS=(AbortOnProtocolError AbortOnTransportError BadHellos)

@@ -18,8 +18,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
-KO=${SDP_READ_SOCK_KO:-$here/../build/kmod-read-sock/sdp_read_sock_test.ko}
-SEND=$here/../build/tools/sdp_pattern_send
+KO=${SDP_READ_SOCK_KO:-$SDP_BUILD/kmod-read-sock/$(uname -r)/sdp_read_sock_test.ko}
+SEND=$SDP_BUILD/tools/sdp_pattern_send
 DBG=/sys/kernel/debug/sdp_read_sock_test
 BYTES=${SDP_READ_SOCK_BYTES:-1048576}
 T=${SDP_READ_SOCK_TIMEOUT:-120}    # seconds one run may take

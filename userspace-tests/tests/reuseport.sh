@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
-KO=${SDP_REUSEPORT_KO:-$here/../build/kmod-read-sock/sdp_reuseport_test.ko}
+KO=${SDP_REUSEPORT_KO:-$SDP_BUILD/kmod-read-sock/$(uname -r)/sdp_reuseport_test.ko}
 DBG=/sys/kernel/debug/sdp_reuseport_test
 PORT=19410
 T=60    # seconds one connect or bind may take at most

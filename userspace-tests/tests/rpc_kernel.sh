@@ -30,9 +30,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_rpc.sh"
 . "$here/lib/sdp_ktest.sh"
 . "$here/bed/hosts.env"
-build=$here/../build
-KO_DIR=${SDP_KRPC_MODULES:-$build/kmod-rpc-bw}
-USERVER=$build/rpc/rpc_bw_server UCLIENT=$build/rpc/rpc_bw_client
+KO_DIR=${SDP_KRPC_MODULES:-$SDP_BUILD/kmod-rpc-bw/$(uname -r)}
+USERVER=$SDP_BUILD/rpc/rpc_bw_server UCLIENT=$SDP_BUILD/rpc/rpc_bw_client
 DBG=/sys/kernel/debug/sdp_krpc_bw_client
 SDBG=/sys/kernel/debug/sdp_krpc_bw_server
 TOTAL=${SDP_KRPC_TOTAL:-2097152}

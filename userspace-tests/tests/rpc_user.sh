@@ -14,8 +14,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_rpc.sh"
-build=$here/../build
-SERVER=$build/rpc/rpc_bw_server CLIENT=$build/rpc/rpc_bw_client
+SERVER=$SDP_BUILD/rpc/rpc_bw_server CLIENT=$SDP_BUILD/rpc/rpc_bw_client
 export LD_PRELOAD=$SDP_RPC_PRELOAD
 TOTAL=${SDP_RPC_TOTAL:-2097152}     # bytes per client run
 PORT=${SDP_RPC_PORT:-20049}         # the server's port, for tcp and sdp alike

@@ -16,8 +16,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
-KO=${SDP_NOMEM_KO:-$here/../build/kmod-read-sock/sdp_nomem_test.ko}
-SDP_PAIR=${SDP_PAIR:-$here/../build/tools/sdp_pair}
+KO=${SDP_NOMEM_KO:-$SDP_BUILD/kmod-read-sock/$(uname -r)/sdp_nomem_test.ko}
+SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
 PARAMS=/sys/module/sdp_nomem_test/parameters
 PORT=19420
 BYTES=${SDP_NOMEM_BYTES:-4194304}   # per transfer

@@ -18,7 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
-MANY=${SDP_MANY:-$here/../build/tools/sdp_many}
+MANY=${SDP_MANY:-$SDP_BUILD/tools/sdp_many}
 CONNS=${SDP_SCALE_CONNS:-200}
 BYTES=${SDP_SCALE_BYTES:-32768}
 CLOSE_CONNS=${SDP_SCALE_CLOSE_CONNS:-100}

@@ -18,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kver=$(uname -r)
 DIR=$SUNRPC_DIR
 BUILD_SCRIPT=$here/../sunrpc-patches/build
-FS_PARAM=$here/../build/tools/fs_param
+FS_PARAM=$SDP_BUILD/tools/fs_param
 NFSD=/proc/fs/nfsd
 MARK="sunrpc_modules.sh: start $$"
 # The stock modules the brief names; all others that depend on sunrpc or nfs load too.
