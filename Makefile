@@ -240,11 +240,11 @@ RST_SRC := $(wildcard userspace-tests/kmod-read-sock/*.c) userspace-tests/kmod-r
 RST_DIR := $(BUILD)/kmod-read-sock/$(KVER)
 read-sock-test: $(RST_DIR)/sdp_read_sock_test.ko
 
-$(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(KTEST_HDR) $(wildcard kmod/include/uapi/linux/*.h)
+$(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(KTEST_HDR) $(KMOD_COMPAT) $(wildcard kmod/include/uapi/linux/*.h)
 	@rm -rf $(RST_DIR) && mkdir -p $(RST_DIR)
 	@cp $(RST_SRC) $(RST_DIR)/
 	@$(MAKE) -C $(KDIR) M=$(RST_DIR) SDP_INCLUDE=$(TOP)/kmod/include \
-		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib C=1 W=1 modules \
+		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib SDP_KMOD=$(TOP)/kmod C=1 W=1 modules \
 		>$(RST_DIR)/build.log 2>&1 || { cat $(RST_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(RST_DIR)/build.log; then rm -f $(RST_DIR)/*.ko; exit 1; fi
 	@echo "read-sock-test: $@"
@@ -259,11 +259,11 @@ KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC)) 
 KRPC_DIR := $(BUILD)/kmod-rpc-bw/$(KVER)
 krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko
 
-$(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR) $(KTEST_HDR)
+$(KRPC_DIR)/sdp_krpc_bw_server.ko: $(KRPC_SRC) $(KRPC_HDR) $(KTEST_HDR) $(KMOD_COMPAT)
 	@rm -rf $(KRPC_DIR) && mkdir -p $(KRPC_DIR)
 	@cp $(KRPC_SRC) $(KRPC_DIR)/
 	@$(MAKE) -C $(KDIR) M=$(KRPC_DIR) SDP_RPC_INCLUDE=$(TOP)/userspace-tests/rpc \
-		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib C=1 W=1 modules \
+		SDP_KTEST_INCLUDE=$(TOP)/userspace-tests/lib SDP_KMOD=$(TOP)/kmod C=1 W=1 modules \
 		>$(KRPC_DIR)/build.log 2>&1 || { cat $(KRPC_DIR)/build.log; exit 1; }
 	@if grep -E 'warning:|error:' $(KRPC_DIR)/build.log; then rm -f $(KRPC_DIR)/*.ko; exit 1; fi
 	@echo "krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko $(KRPC_DIR)/sdp_krpc_bw_client.ko"

@@ -3,13 +3,14 @@
  * The kernel interfaces that differ between the kernels sdp builds on
  * (6.1, 6.12 and the newest), in the way of the kernel's backports: the
  * code is written against the newest interface, and this header defines
- * it for the older kernels.  Nothing else in the module looks at the
- * kernel's version.
+ * it for the older kernels.  Nothing else in the module, or in the test
+ * modules (which include it too), looks at the kernel's version.
  */
 #ifndef _SDP_COMPAT_H
 #define _SDP_COMPAT_H
 
 #include <linux/net.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 #include <net/sock.h>
 
@@ -57,6 +58,11 @@ static inline kuid_t sk_uid(const struct sock *sk)
 {
 	return sock_i_uid((struct sock *)sk);
 }
+#endif
+
+/* kzalloc_obj(): newer kernels allocate an object by its type. */
+#ifndef kzalloc_obj
+#define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
 #endif
 
 #endif /* _SDP_COMPAT_H */

@@ -623,7 +623,7 @@ static int rst_connect(struct rst_run *run, struct sockaddr_storage *ss,
 	sock_set_sndtimeo(run->sock->sk, max(timeout_s, 1U));
 	/* Before the connection exists, so that no data_ready is missed. */
 	rst_set_callbacks(run);
-	return kernel_connect(run->sock, (struct sockaddr *)ss, len, 0);
+	return kernel_connect(run->sock, (struct sockaddr_unsized *)ss, len, 0);
 }
 
 static int rst_read(struct rst_run *run)

@@ -127,7 +127,7 @@ static int rpt_open_one(struct rpt_listener *l, struct sockaddr_in *sin)
 	sk->sk_data_ready = rpt_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 
-	ret = kernel_bind(l->sock, (struct sockaddr *)sin, sizeof(*sin));
+	ret = kernel_bind(l->sock, (struct sockaddr_unsized *)sin, sizeof(*sin));
 	if (!ret)
 		ret = kernel_listen(l->sock, RPT_BACKLOG);
 	return ret;

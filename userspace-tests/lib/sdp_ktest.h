@@ -28,10 +28,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-/* kzalloc_obj(): the newer kernels' allocation of an object by its type */
-#ifndef kzalloc_obj
-#define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
-#endif
+#include "sdp_compat.h"	/* (sdp.ko's: the kernels' differences) */
 
 /**
  * struct sdp_ktest_cmd - what a write to a command file does
@@ -120,7 +117,6 @@ static const struct file_operations sdp_ktest_cmd_fops = {
 	.owner	= THIS_MODULE,
 	.open	= simple_open,
 	.write	= sdp_ktest_cmd_write,
-	.llseek	= no_llseek,
 };
 
 static const struct file_operations sdp_ktest_text_fops = {
