@@ -175,11 +175,11 @@ lint: deps $(KSRC)/.extracted
 		{ cat $(BUILD)/lint.log; exit 1; }
 	@if grep -E 'warning:|error:' $(BUILD)/lint.log; then exit 1; fi
 	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(filter-out $(KMOD_COMPAT),$(KMOD_SRC))
-	@# (the compat header is where the kernel's version is compared, by design)
+	@# (the compat headers are where the kernel's version is compared, by design)
 	@$(CHECKPATCH) --strict --no-tree --quiet --show-types \
-		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f $(KMOD_COMPAT)
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f $(KMOD_COMPAT) $(KRPC_COMPAT)
 	@echo "lint: checkpatch --strict on the test modules"
-	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KRPC_LINT)
+	@$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(filter-out $(KRPC_COMPAT),$(KRPC_LINT))
 	@echo "lint: clean"
 
 # A fresh copy of the tree under /usr/src each time, so DKMS never builds
@@ -255,6 +255,7 @@ $(RST_DIR)/sdp_read_sock_test.ko: $(RST_SRC) $(KTEST_HDR) $(KMOD_COMPAT) $(wildc
 KRPC_SRC := $(wildcard userspace-tests/kmod-rpc-bw/*.c userspace-tests/kmod-rpc-bw/*.h) \
 	    userspace-tests/kmod-rpc-bw/Kbuild
 KRPC_HDR := userspace-tests/rpc/sdp_bw_proto.h
+KRPC_COMPAT := userspace-tests/kmod-rpc-bw/sdp_krpc_svc_compat.h
 KRPC_LINT := $(filter %.c %.h,$(KRPC_SRC)) $(KRPC_HDR) $(filter %.c,$(RST_SRC)) $(KTEST_HDR)
 KRPC_DIR := $(BUILD)/kmod-rpc-bw/$(KVER)
 krpc-bw-test: $(KRPC_DIR)/sdp_krpc_bw_server.ko

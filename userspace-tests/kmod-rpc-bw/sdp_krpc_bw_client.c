@@ -151,9 +151,16 @@ static int kbc_dec_netid(struct rpc_rqst *req, struct xdr_stream *xdr,
 			 void *data)
 {
 	struct kbc_netid *n = data;
+	ssize_t len;
+	void *p;
 
-	return xdr_stream_decode_string(xdr, n->name, sizeof(n->name)) < 0 ?
-		-EIO : 0;
+	/* (not xdr_stream_decode_string(): the newest kernels lack it) */
+	len = xdr_stream_decode_opaque_inline(xdr, &p, sizeof(n->name) - 1);
+	if (len < 0)
+		return -EIO;
+	memcpy(n->name, p, len);
+	n->name[len] = '\0';
+	return 0;
 }
 
 static const struct rpc_procinfo kbc_procedures[SDP_BW_NPROCS] = {

@@ -36,6 +36,7 @@
 #include <net/net_namespace.h>
 
 #include "sdp_krpc_bw.h"
+#include "sdp_krpc_svc_compat.h"
 
 static unsigned short port = 20050;
 module_param(port, ushort, 0444);
@@ -274,33 +275,55 @@ static const struct svc_procedure kbs_procedures[SDP_BW_NPROCS] = {
 };
 
 /* As lockd's dispatcher: decode, process, encode. */
-static int kbs_dispatch(struct svc_rqst *rqstp, __be32 *statp)
+static int kbs_dispatch(SDP_SVC_DISPATCH_ARGS)
 {
 	const struct svc_procedure *procp = rqstp->rq_procinfo;
+	__be32 *accept_statp = sdp_svc_accept_statp(rqstp);
 
 	atomic64_inc(&kbs_calls);
-	svcxdr_init_decode(rqstp);
+	sdp_svcxdr_init_decode(rqstp);
 	if (!procp->pc_decode(rqstp, &rqstp->rq_arg_stream)) {
-		*statp = rpc_garbage_args;
+		*accept_statp = rpc_garbage_args;
 		return 1;
 	}
-	*statp = procp->pc_func(rqstp);
-	if (*statp != rpc_success)
+	*accept_statp = procp->pc_func(rqstp);
+	if (*accept_statp != rpc_success)
 		return 1;
-	svcxdr_init_encode(rqstp);
+	sdp_svcxdr_init_encode(rqstp);
 	if (!procp->pc_encode(rqstp, &rqstp->rq_res_stream))
-		*statp = rpc_system_err;
+		*accept_statp = rpc_system_err;
 	return 1;
 }
 
-/* Per-procedure call counts (svc_generic_init_request). */
-static unsigned int kbs_counts[SDP_BW_NPROCS];
+/*
+ * The one version's procedures, as svc_generic_init_request() finds them,
+ * without its per-procedure counts (of a different form on each kernel).
+ */
+static __be32 kbs_init_request(struct svc_rqst *rqstp,
+			       const struct svc_program *progp,
+			       struct svc_process_info *ret)
+{
+	const struct svc_procedure *procp;
+
+	if (rqstp->rq_vers != SDP_BW_VERS) {
+		ret->mismatch.lovers = SDP_BW_VERS;
+		ret->mismatch.hivers = SDP_BW_VERS;
+		return rpc_prog_mismatch;
+	}
+	if (rqstp->rq_proc >= SDP_BW_NPROCS)
+		return rpc_proc_unavail;
+	procp = &kbs_procedures[rqstp->rq_proc];
+	rqstp->rq_procinfo = procp;
+	memset(rqstp->rq_argp, 0, procp->pc_argzero);
+	memset(rqstp->rq_resp, 0, procp->pc_ressize);
+	ret->dispatch = kbs_dispatch;
+	return rpc_success;
+}
 
 static const struct svc_version kbs_version1 = {
 	.vs_vers	= SDP_BW_VERS,
 	.vs_nproc	= SDP_BW_NPROCS,
 	.vs_proc	= kbs_procedures,
-	.vs_count	= kbs_counts,
 	.vs_dispatch	= kbs_dispatch,
 	.vs_xdrsize	= sizeof(union kbs_xdr),
 };
@@ -310,7 +333,7 @@ static const struct svc_version *kbs_versions[SDP_BW_VERS + 1] = {
 };
 
 /* The calls need no credentials: AUTH_NONE and AUTH_SYS alike. */
-static int kbs_authenticate(struct svc_rqst *rqstp)
+static sdp_svc_auth_status kbs_authenticate(struct svc_rqst *rqstp)
 {
 	return SVC_OK;
 }
@@ -322,14 +345,14 @@ static struct svc_program kbs_program = {
 	.pg_name		= "sdp_krpc_bw",
 	.pg_class		= "sdp_krpc_bw",
 	.pg_authenticate	= kbs_authenticate,
-	.pg_init_request	= svc_generic_init_request,
+	.pg_init_request	= kbs_init_request,
 	.pg_rpcbind_set		= svc_generic_rpcbind_set,
 };
 
 /*
  * The service: created at load, destroyed at unload.  This module holds
  * one reference and each thread one (svc_set_num_threads()); the last
- * svc_put() frees it.
+ * one frees it (sdp_svc_destroy()).
  */
 static struct svc_serv *kbs_serv;
 static struct dentry *kbs_dir;
@@ -339,12 +362,10 @@ static int kbs_thread(void *data)
 {
 	struct svc_rqst *rqstp = data;
 
+	sdp_svc_thread_ready(rqstp);
 	set_freezable();
-	while (!kthread_should_stop()) {
-		if (svc_recv(rqstp, MAX_SCHEDULE_TIMEOUT) < 0)
-			continue;	/* -EAGAIN: nothing; -EINTR: stopping */
-		svc_process(rqstp);
-	}
+	while (!sdp_svc_thread_should_stop(rqstp))
+		sdp_svc_serve(rqstp);
 	svc_exit_thread(rqstp);
 	return 0;
 }
@@ -408,7 +429,7 @@ static int __init kbs_init(void)
 	err = kbs_listen(serv, net);
 	if (err)
 		goto out_close;
-	err = svc_set_num_threads(serv, NULL, threads);
+	err = sdp_svc_set_num_threads(serv, threads);
 	if (err)
 		goto out_threads;
 
@@ -418,12 +439,11 @@ static int __init kbs_init(void)
 	return 0;
 
 out_threads:
-	svc_set_num_threads(serv, NULL, 0);
+	sdp_svc_set_num_threads(serv, 0);
 out_close:
-	svc_xprt_destroy_all(serv, net);
-	svc_rpcb_cleanup(serv, net);
+	sdp_svc_close_all(serv, net);
 out_put:
-	svc_put(serv);
+	sdp_svc_destroy(&serv);
 	return err;
 }
 
@@ -437,10 +457,9 @@ static void __exit kbs_exit(void)
 	struct net *net = &init_net;
 
 	debugfs_remove_recursive(kbs_dir);
-	svc_xprt_destroy_all(kbs_serv, net);
-	svc_rpcb_cleanup(kbs_serv, net);
-	svc_set_num_threads(kbs_serv, NULL, 0);
-	svc_put(kbs_serv);
+	sdp_svc_close_all(kbs_serv, net);
+	sdp_svc_set_num_threads(kbs_serv, 0);
+	sdp_svc_destroy(&kbs_serv);
 }
 
 module_init(kbs_init);
