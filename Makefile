@@ -185,9 +185,26 @@ lint: deps $(KSRC)/.extracted
 # A fresh copy of the tree under /usr/src each time, so DKMS never builds
 # a stale one; built for the bed's kernel, not the running one.
 DKMS_SRC := /usr/src/sdp-$(VERSION)
+
+# Every sdp version DKMS holds goes, as a package upgrade or removal takes
+# the old one away, and with it what an older sdp left behind where DKMS
+# no longer saw it installed (its tree; sdp.ko, and sunrpc.ko and nfs.ko
+# of version sdp-*, in updates/dkms).
+define dkms_remove_all
+for v in $$(ls /var/lib/dkms/sdp 2>/dev/null | grep -E '^[0-9]'); do \
+	dkms remove sdp/$$v --all >/dev/null 2>&1 || true; \
+	rm -rf /usr/src/sdp-$$v; \
+done; \
+rm -rf /var/lib/dkms/sdp; \
+for f in /lib/modules/*/updates/dkms/{sdp,sunrpc,nfs}.ko*; do \
+	[[ -e $$f ]] || continue; \
+	[[ $${f##*/} == sdp.ko* || $$(modinfo -F version "$$f") == sdp-* ]] || continue; \
+	rm -f "$$f"; k=$${f#/lib/modules/}; depmod "$${k%%/*}"; \
+done
+endef
 install: deps $(INTERPOSER)
-	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
-	@rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	@$(dkms_remove_all)
+	@mkdir -p $(DKMS_SRC)
 	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(SUNRPC_SRC) $(DKMS_SRC)/
 	@mkdir -p $(BUILD)
 	@{ dkms add sdp/$(VERSION) && dkms build sdp/$(VERSION) -k $(KVER) && \
@@ -199,11 +216,10 @@ install: deps $(INTERPOSER)
 	@echo "install: $(LIBDIR)/libtirpc-sdp.so and the netids sdp, sdp6 in /etc/netconfig"
 
 uninstall:
-	@dkms remove sdp/$(VERSION) --all >/dev/null 2>&1 || true
-	@rm -rf /usr/src/sdp-$(VERSION)
+	@$(dkms_remove_all)
 	@rm -f $(LIBDIR)/libtirpc-sdp.so
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
-	@echo "sdp $(VERSION) removed from DKMS"
+	@echo "uninstall: sdp removed from DKMS, $(LIBDIR) and /etc/netconfig"
 
 userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test krpc-bw-test \
 	   sunrpc-modules
