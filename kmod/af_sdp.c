@@ -60,7 +60,10 @@ unsigned int sdp_tx_stall_timeout_ms = 15000;
 module_param_named(tx_stall_timeout_ms, sdp_tx_stall_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(tx_stall_timeout_ms, "Time a posted send may take before the connection times out, in ms");
 
-/* Connection teardown work. */
+/*
+ * Connection teardown work.  Unbound: nothing in it wants the CPU that
+ * queued it, and the newest kernels warn at a workqueue that says neither.
+ */
 struct workqueue_struct *sdp_wq;
 
 static struct proto sdp_proto = {
@@ -596,7 +599,7 @@ static int __init sdp_init(void)
 		return -EINVAL;
 	}
 
-	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!sdp_wq)
 		return -ENOMEM;
 	ret = proto_register(&sdp_proto, 1);

@@ -278,7 +278,7 @@ static const struct svc_procedure kbs_procedures[SDP_BW_NPROCS] = {
 static int kbs_dispatch(SDP_SVC_DISPATCH_ARGS)
 {
 	const struct svc_procedure *procp = rqstp->rq_procinfo;
-	__be32 *accept_statp = sdp_svc_accept_statp(rqstp);
+	__be32 *accept_statp = SDP_SVC_ACCEPT_STATP;
 
 	atomic64_inc(&kbs_calls);
 	sdp_svcxdr_init_decode(rqstp);
@@ -332,19 +332,13 @@ static const struct svc_version *kbs_versions[SDP_BW_VERS + 1] = {
 	[SDP_BW_VERS] = &kbs_version1,
 };
 
-/* The calls need no credentials: AUTH_NONE and AUTH_SYS alike. */
-static sdp_svc_auth_status kbs_authenticate(struct svc_rqst *rqstp)
-{
-	return SVC_OK;
-}
-
 static struct svc_program kbs_program = {
 	.pg_prog		= SDP_BW_PROG,
 	.pg_nvers		= ARRAY_SIZE(kbs_versions),
 	.pg_vers		= kbs_versions,
 	.pg_name		= "sdp_krpc_bw",
 	.pg_class		= "sdp_krpc_bw",
-	.pg_authenticate	= kbs_authenticate,
+	.pg_authenticate	= sdp_svc_authenticate_any,
 	.pg_init_request	= kbs_init_request,
 	.pg_rpcbind_set		= svc_generic_rpcbind_set,
 };

@@ -22,12 +22,22 @@
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
 #define SDP_SVC_DISPATCH_ARGS	struct svc_rqst *rqstp, __be32 *statp
-#define sdp_svc_accept_statp(rqstp)	(statp)
-typedef int sdp_svc_auth_status;
+#define SDP_SVC_ACCEPT_STATP	statp
+
+/* Calls that need no credentials: AUTH_NONE and AUTH_SYS alike. */
+static inline int sdp_svc_authenticate_any(struct svc_rqst *rqstp)
+{
+	return SVC_OK;
+}
 #else
 #define SDP_SVC_DISPATCH_ARGS	struct svc_rqst *rqstp
-#define sdp_svc_accept_statp(rqstp)	((rqstp)->rq_accept_statp)
-typedef enum svc_auth_status sdp_svc_auth_status;
+#define SDP_SVC_ACCEPT_STATP	(rqstp->rq_accept_statp)
+
+static inline enum svc_auth_status
+sdp_svc_authenticate_any(struct svc_rqst *rqstp)
+{
+	return SVC_OK;
+}
 #endif
 
 /* Before 6.4 a dispatcher set up the call's and the reply's XDR streams. */
