@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 /*
- * build/tools/sdp_pair -q (with a time limit), and bed/net-setup (its
- * output kept in a log), found from this program's build/selftests/.
+ * build/tools/sdp_pair -q (with a time limit), found from this program's
+ * build/selftests/, and bed/net-setup (its output kept in a log), found
+ * from SDP_TESTS_DIR (run-tests sets it: the build folder of a root is
+ * not always beside userspace-tests/).
  */
 static char sdp_pair_cmd[PATH_MAX + 64];
 static char net_setup_cmd[2 * PATH_MAX + 64];
@@ -36,8 +38,9 @@ static void find_sdp_pair(void)
 	snprintf(sdp_pair_cmd, sizeof(sdp_pair_cmd),
 		 "timeout 20 %s/../tools/sdp_pair -q -s 65536", dir);
 	snprintf(net_setup_cmd, sizeof(net_setup_cmd),
-		 "%s/../../userspace-tests/bed/net-setup >/tmp/sdp-net-setup.log 2>&1 || "
-		 "{ cat /tmp/sdp-net-setup.log; false; }", dir);
+		 "%s/bed/net-setup >/tmp/sdp-net-setup.log 2>&1 || "
+		 "{ cat /tmp/sdp-net-setup.log; false; }",
+		 getenv("SDP_TESTS_DIR") ? : "userspace-tests");
 }
 
 static int run(const char *cmd)

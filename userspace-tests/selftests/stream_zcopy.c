@@ -204,24 +204,28 @@ static void *end_loss_later(void *arg)
 }
 
 /*
- * Host A's egress loses every RoCEv2 packet (UDP port 4791), IPv4 and
- * IPv6; the rest (neighbour discovery, ARP) goes on, so that the path is
- * still there when the loss ends.
+ * Host A's egress loses every packet of the connections' transports, RoCEv2
+ * (UDP port 4791) and TCP, IPv4 and IPv6; the rest (neighbour discovery,
+ * ARP) goes on, so that the path is still there when the loss ends.
  */
-#define LOSE_ROCE							\
+#define LOSE_TRANSPORT							\
 	"tc qdisc add dev " SDP_A_IF " root handle 1: prio && "	\
 	"tc qdisc add dev " SDP_A_IF " parent 1:3 netem loss 100% && "	\
 	"tc filter add dev " SDP_A_IF " parent 1: protocol ip u32 "	\
 	"match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 && " \
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ip u32 "	\
+	"match ip protocol 6 0xff flowid 1:3 && "			\
 	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 u32 "	\
-	"match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3"
+	"match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3 && " \
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 u32 "	\
+	"match ip6 protocol 6 0xff flowid 1:3"
 
 /*
- * The same across a retransmission: host A's egress loses every RoCE
- * packet for 300 ms from before the send, so the transport sends the
- * bytes again from where they lie after the loss ends, long after a send
- * that did not wait for its completion would have returned and let the
- * buffer be overwritten.
+ * The same across a retransmission: host A's egress loses every packet
+ * of the transport for 300 ms from before the send, so the transport
+ * sends the bytes again from where they lie after the loss ends, long
+ * after a send that did not wait for its completion would have returned
+ * and let the buffer be overwritten.
  */
 TEST_F_TIMEOUT(zc, buffer_reused_across_retransmit, 60)
 {
@@ -235,7 +239,7 @@ TEST_F_TIMEOUT(zc, buffer_reused_across_retransmit, 60)
 	ASSERT_NE(NULL, buf);
 	stream_fill(buf, len, 10, 0);
 	ASSERT_EQ(0, pthread_create(&t, NULL, check_stream, &c));
-	ASSERT_EQ(0, system(LOSE_ROCE));
+	ASSERT_EQ(0, system(LOSE_TRANSPORT));
 	ASSERT_EQ(0, pthread_create(&tl, NULL, end_loss_later, &loss_ms));
 	EXPECT_EQ((ssize_t)len, send(self->cfd, buf, len, 0));
 	memset(buf, 0xa5, len);
