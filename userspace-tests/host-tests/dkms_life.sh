@@ -61,7 +61,7 @@ ours() {
     done
 }
 expect_installed() {    # K VERSION MODULE...
-    local k=$1 v=$2 m got
+    local k=$1 v=$2 m got mods
     shift 2
     got=$(status_of "$k")
     echo "dkms status on $k: $got"
@@ -70,15 +70,18 @@ expect_installed() {    # K VERSION MODULE...
     [[ $got == "sdp/$v, $k, "* && $got =~ :\ installed(\ \(Original\ modules\ exist\))?$ ]] ||
         { echo "not installed as $v"; return 1; }
     [[ $(wc -l <<<"$got") == 1 ]] || { echo "more than one sdp in DKMS"; return 1; }
-    echo "modules: $(ours "$k" | tr '\n' ' ')"
+    # (each listing read whole: grep -q would end it early, and pipefail
+    # would take that for a failure)
+    mods=$(ours "$k")
+    echo "modules: $(tr '\n' ' ' <<<"$mods")"
     for m in "$@"; do
-        ours "$k" | grep -q "^$m\.ko" || { echo "no $m.ko in updates/dkms of $k"; return 1; }
+        grep -q "^$m\.ko" <<<"$mods" || { echo "no $m.ko in updates/dkms of $k"; return 1; }
     done
-    if [[ " $* " != *" sunrpc "* ]] && ours "$k" | grep -q '^sunrpc'; then
+    if [[ " $* " != *" sunrpc "* ]] && grep -q '^sunrpc' <<<"$mods"; then
         echo "sunrpc.ko installed where it should not be"; return 1
     fi
-    ours "$k" | awk -v v="$v" '($1 ~ /^sdp/ && $2 != v) || ($1 !~ /^sdp/ && $2 != "sdp-" v) {
-        print "stale:", $0; bad = 1 } END { exit bad }'
+    awk -v v="$v" '($1 ~ /^sdp/ && $2 != v) || ($1 !~ /^sdp/ && $2 != "sdp-" v) {
+        print "stale:", $0; bad = 1 } END { exit bad }' <<<"$mods"
 }
 nothing_left() {
     local left
@@ -143,7 +146,7 @@ newer_kernel() {
 }
 
 upgrade() {
-    local src=$root/tmp/sdp-$next
+    local src=$root/tmp/sdp-$next k mods
     mkdir -p "$src"
     (cd "$top" && tar -c --exclude=./build --exclude=./.git .) | tar -x -C "$src"
     sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$next\"/" "$src/dkms.conf"
@@ -153,7 +156,8 @@ upgrade() {
     [[ ! -e $root/usr/src/sdp-$version && ! -e $root/var/lib/dkms/sdp/$version ]] ||
         { echo "sdp $version is still there"; return 1; }
     for k in "${kernels[@]}"; do
-        ! ours "$k" | grep -q "$version\$" || { echo "$version modules left on $k"; return 1; }
+        mods=$(ours "$k")
+        ! grep -q "$version\$" <<<"$mods" || { echo "$version modules left on $k"; return 1; }
     done
 }
 
