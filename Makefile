@@ -2,9 +2,13 @@
 #
 #   make check    deps, then on every kernel of the bed (bed/kernels: Debian
 #                 12's 6.1, Debian 13's 6.12 and the newest trixie-backports
-#                 kernel): lint, DKMS install, the whole suite in the guest;
-#                 a summary line per kernel and one `N passed, N failed`
+#                 kernel): lint, DKMS install, the suite in the guest (the
+#                 whole suite on 6.1, the socket contract on the others:
+#                 bed/check-kernels); a summary line per kernel and one
+#                 `N passed, N failed`
 #   make check KVER=K   the same on kernel K alone
+#   make check-all      the whole suite on every kernel, then the DKMS
+#                 install life on each root (host-tests/dkms_life.sh)
 #   make demo     deps, DKMS install, SDP between the bed's two hosts, on the
 #                 newest kernel (KVER=K for another)
 #   make deps     install what the rest needs: the host's packages and the
@@ -120,8 +124,8 @@ TESTS_CONTRACT := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_close
 SUITE ?= full
 
-.PHONY: all deps modules lint install uninstall userspace check check-all check-kernel demo shell \
-	clean bench read-sock-test krpc-bw-test sunrpc-modules
+.PHONY: all deps modules lint install uninstall userspace check check-all check-kernel demo \
+	demo-kernel shell clean bench read-sock-test krpc-bw-test sunrpc-modules
 
 all: modules
 
