@@ -259,9 +259,9 @@ static inline int sdp_reuseport_refused(void)
 #define STREAM_SDP_NEEDS_REUSEPORT()					\
 	do {								\
 		if (variant->sdp && sdp_reuseport_refused())		\
-			SKIP(return, "%s", "SO_REUSEPORT: this kernel "	\
-			     "refuses it (EOPNOTSUPP) to non-inet families " \
-			     "before SDP sees it (Linux 6.1 core)");	\
+			SKIP(return, "%s", "SO_REUSEPORT: this kernel's " \
+			     "socket core refuses it (EOPNOTSUPP) to " \
+			     "non-inet families before SDP sees it");	\
 	} while (0)
 
 /*
