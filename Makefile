@@ -4,11 +4,11 @@
 #                 12's 6.1, Debian 13's 6.12 and the newest trixie-backports
 #                 kernel): lint, DKMS install, the suite in the guest (the
 #                 whole suite on 6.1, the socket contract on the others:
-#                 bed/check-kernels); a summary line per kernel and one
-#                 `N passed, N failed`
+#                 bed/check-kernels), then the DKMS install life on each
+#                 root (host-tests/dkms_life.sh); a summary line per kernel
+#                 and one `N passed, N failed`
 #   make check KVER=K   the same on kernel K alone
-#   make check-all      the whole suite on every kernel, then the DKMS
-#                 install life on each root (host-tests/dkms_life.sh)
+#   make check-all      the same with the whole suite on every kernel
 #   make demo     deps, DKMS install, SDP between the bed's two hosts, on the
 #                 newest kernel (KVER=K for another)
 #   make deps     install what the rest needs: the host's packages and the
@@ -137,8 +137,8 @@ ifeq ($(IN_ROOT),)
 	@$(BED)/debian13-root >/dev/null
 endif
 
-# Every kernel of the bed, or KVER alone when it is given; check-all runs
-# the whole suite on each, and the host tests (the DKMS install life).
+# Every kernel of the bed, or KVER alone when it is given, then the host
+# tests (the DKMS install life); check-all runs the whole suite on each.
 check: deps
 	@$(BED)/check-kernels $(if $(filter command line,$(origin KVER)),$(KVER))
 
