@@ -44,9 +44,16 @@ unsigned int sdp_buf_truesize(const struct sdp_conn *conn)
 	return conn->nchunks << conn->chunk_shift;
 }
 
-/* New pages for one chunk. */
+/*
+ * New pages for one chunk.  Where it may sleep, the allocation keeps
+ * reclaiming and compacting beyond PAGE_ALLOC_COSTLY_ORDER, which a large
+ * rx_buf_size asks for: failing there aborts a connection (ring set-up)
+ * or stalls it (a received payload).
+ */
 struct page *sdp_chunk_alloc(const struct sdp_conn *conn, gfp_t gfp)
 {
+	if (gfpflags_allow_blocking(gfp))
+		gfp |= __GFP_RETRY_MAYFAIL;
 	return alloc_pages(gfp | __GFP_COMP | __GFP_NOWARN,
 			   conn->chunk_shift - PAGE_SHIFT);
 }

@@ -206,31 +206,51 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 	return skb;
 }
 
-/* A copy of the @len bytes of payload in @rx. */
-static struct sk_buff *sdp_rx_copy(const struct sdp_conn *conn,
-				   const struct sdp_buf *rx, u32 len,
-				   gfp_t gfp)
+/*
+ * The most one copied skb holds: as many pages as it has fragments, which
+ * alloc_skb_with_frags() may have to fall back to when memory is
+ * fragmented.
+ */
+#define SDP_RX_COPY_MAX	(MAX_SKB_FRAGS << PAGE_SHIFT)
+
+/*
+ * A copy of the @len bytes of payload in @rx, appended to @queue in skbs
+ * of at most SDP_RX_COPY_MAX bytes: all of them, or, on failure, none.
+ * Large payloads land here only when no chunks were left to take their
+ * pages' place (sdp_rx_take_pages()), so this must not need high orders.
+ */
+static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
+		       u32 len, gfp_t gfp, struct sk_buff_head *queue)
 {
 	u32 off = sizeof(struct sdp_bsdh);
+	u32 end = off + len;
 	struct sk_buff *skb;
 	unsigned int i;
 	int err;
 
-	/* Up to two chunks: in pages of a chunk's order, when there are. */
-	skb = alloc_skb_with_frags(0, len, conn->chunk_shift - PAGE_SHIFT,
-				   &err, gfp);
-	if (!skb)
-		return NULL;
-	skb->data_len = len;
-	skb->len = len;
-	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
-		skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+	while (off < end) {
+		u32 size = min_t(u32, end - off, SDP_RX_COPY_MAX);
 
-		sdp_buf_read(conn, rx, off, skb_frag_address(frag),
-			     skb_frag_size(frag));
-		off += skb_frag_size(frag);
+		skb = alloc_skb_with_frags(0, size,
+					   conn->chunk_shift - PAGE_SHIFT,
+					   &err, gfp);
+		if (!skb) {
+			__skb_queue_purge(queue);
+			return -ENOMEM;
+		}
+		skb->data_len = size;
+		skb->len = size;
+		SDP_SKB_CB(skb)->copied = true;
+		for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+			skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+			sdp_buf_read(conn, rx, off, skb_frag_address(frag),
+				     skb_frag_size(frag));
+			off += skb_frag_size(frag);
+		}
+		__skb_queue_tail(queue, skb);
 	}
-	return skb;
+	return 0;
 }
 
 /*
@@ -268,17 +288,18 @@ static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
 static int sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 		       struct sdp_buf *rx, u32 len, gfp_t gfp)
 {
+	struct sk_buff_head queue;
 	struct sk_buff *skb = NULL;
 
+	__skb_queue_head_init(&queue);
 	if (len >= sdp_rx_copybreak(conn))
 		skb = sdp_rx_take_pages(conn, rx, len, gfp);
-	if (!skb && !sdp_rx_append(sk, conn, rx, len)) {
-		skb = sdp_rx_copy(conn, rx, len, gfp);
-		if (!skb)
-			return -ENOMEM;
-		SDP_SKB_CB(skb)->copied = true;
-	}
-	if (skb) {
+	if (skb)
+		__skb_queue_tail(&queue, skb);
+	else if (!sdp_rx_append(sk, conn, rx, len) &&
+		 sdp_rx_copy(conn, rx, len, gfp, &queue))
+		return -ENOMEM;
+	while ((skb = __skb_dequeue(&queue))) {
 		SDP_SKB_CB(skb)->offset = 0;
 		skb_set_owner_r(skb, sk);
 		__skb_queue_tail(&sk->sk_receive_queue, skb);
