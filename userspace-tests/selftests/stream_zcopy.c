@@ -204,20 +204,31 @@ static void *end_loss_later(void *arg)
 }
 
 /*
- * Host A's egress loses every packet of the connections' transports, RoCEv2
- * (UDP port 4791) and TCP, IPv4 and IPv6; the rest (neighbour discovery,
- * ARP) goes on, so that the path is still there when the loss ends.
+ * Host A's egress loses every request of the connections' transports:
+ * RoCEv2 (UDP port 4791) packets other than acknowledgements (BTH opcode
+ * 0x11, right after the UDP header), and TCP, IPv4 and IPv6.  Host A's
+ * RoCE acknowledgements pass, so host B's own messages (credit updates)
+ * are acknowledged as they arrive and only host A retransmits: on 7.3,
+ * host B once resent a message whose acknowledgement had been lost and
+ * got no answer until its QP gave up.  The rest (neighbour discovery,
+ * ARP) goes on too, so that the path is still there when the loss ends.
  */
+#define ROCE_ACK_PASSES(proto, match, at, pref)			\
+	"tc filter add dev " SDP_A_IF " parent 1: protocol " proto " pref " pref " u32 " \
+	"match " match " protocol 17 0xff match " match " dport 4791 0xffff " \
+	"match u8 0x11 0xff at " at " flowid 1:2 && "
 #define LOSE_TRANSPORT							\
 	"tc qdisc add dev " SDP_A_IF " root handle 1: prio && "	\
 	"tc qdisc add dev " SDP_A_IF " parent 1:3 netem loss 100% && "	\
-	"tc filter add dev " SDP_A_IF " parent 1: protocol ip u32 "	\
+	ROCE_ACK_PASSES("ip", "ip", "28", "10")				\
+	ROCE_ACK_PASSES("ipv6", "ip6", "48", "20")				\
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ip pref 50 u32 " \
 	"match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 && " \
-	"tc filter add dev " SDP_A_IF " parent 1: protocol ip u32 "	\
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ip pref 50 u32 " \
 	"match ip protocol 6 0xff flowid 1:3 && "			\
-	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 u32 "	\
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 pref 60 u32 " \
 	"match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3 && " \
-	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 u32 "	\
+	"tc filter add dev " SDP_A_IF " parent 1: protocol ipv6 pref 60 u32 " \
 	"match ip6 protocol 6 0xff flowid 1:3"
 
 /*

@@ -4,10 +4,10 @@
 # (lib/sdp_nfs.sh).  Every wait is bounded; vm-run fails the run on any
 # kernel warning or oops.
 #  - mount proto=sdp while nfsd listens on TCP only: the mount fails, within
-#    a bound, with "Connection refused" (the RDMA CM's reject);
+#    a bound, with ECONNREFUSED (the RDMA CM's reject);
 #  - mount proto=sdp to an address that no RDMA device reaches (on a dummy
 #    interface made for the test): the mount fails, within a bound, with
-#    "Network is unreachable";
+#    ENETUNREACH;
 #  - host B's rxe device deleted (`rdma link delete`) under a write on a
 #    soft mount: the write fails with EIO once the soft timeouts run out;
 #    the bed restored (bed/net-setup), a new mount works;
@@ -53,15 +53,26 @@ nfs_mount() {
 direct_sum() { timeout -k 5 120 dd if="$1" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1; }
 nfs_umount() { timeout -k 5 120 umount "$MNT" || timeout -k 5 60 umount -f "$MNT" || umount -l "$MNT"; }
 
-# mount_fails ADDR WANT: mount proto=sdp to ADDR fails within BOUND
-# seconds, with WANT in what mount prints
+# mount_fails ADDR ERRNO: mount(2) of nfs4 proto=sdp to ADDR fails within
+# BOUND seconds with ERRNO (a name: ECONNREFUSED).  The system call, not
+# mount(8): util-linux 2.39+ mounts with fsconfig() and prints the
+# kernel's message ("NFS4: Couldn't follow remote path") instead of errno.
 mount_fails() {
     local out rc=0 t0=$SECONDS
-    out=$(timeout -k 5 "$BOUND" mount -i -t nfs4 -o "vers=4.2,proto=sdp,addr=$1" "$1:/" "$MNT" 2>&1) || rc=$?
-    echo "mount proto=sdp to $1: exit status $rc after $((SECONDS - t0)) s: $out"
-    if ((rc == 0)); then umount "$MNT"; echo "the mount succeeded"; return 1; fi
+    out=$(timeout -k 5 "$BOUND" python3 - "$1" "$MNT" 2>&1 <<'PY'
+import ctypes, errno, sys
+addr, mnt = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+ret = libc.mount(f"{addr}:/".encode(), mnt.encode(), b"nfs4", 0,
+                 f"vers=4.2,proto=sdp,addr={addr}".encode())
+print("mounted" if ret == 0 else errno.errorcode[ctypes.get_errno()])
+PY
+) || rc=$?
+    echo "mount(2) proto=sdp to $1: $out after $((SECONDS - t0)) s (exit status $rc)"
+    if [[ $out == mounted ]]; then umount "$MNT"; echo "the mount succeeded"; return 1; fi
     ((rc != 124 && rc != 137)) || { echo "the mount did not fail within $BOUND s"; return 1; }
-    grep -qF "$2" <<<"$out" || { echo "want \"$2\""; return 1; }
+    ((rc == 0)) || { echo "python3: exit status $rc"; return 1; }
+    [[ $out == "$2" ]] || { echo "want $2"; return 1; }
     ! mountpoint -q "$MNT" || { echo "mounted all the same"; return 1; }
 }
 
@@ -105,7 +116,7 @@ server_starts() {
 # nfsd listens on TCP 2049 only: SDP's connect is refused
 no_sdp_listener() {
     ! grep -q '^sdp ' "$NFSD_FS/portlist" || { echo "nfsd listens on sdp"; return 1; }
-    mount_fails "$SDP_B4" "Connection refused"
+    mount_fails "$SDP_B4" ECONNREFUSED
 }
 
 # an address routed through an interface without an RDMA device
@@ -114,7 +125,7 @@ no_rdma_device() {
     ip addr add "$NODEV_NET.1/24" dev "$DUMMY"
     ip link set "$DUMMY" up
     rdma link show | grep -qw "$DUMMY" && { echo "$DUMMY has an RDMA device"; return 1; }
-    mount_fails "$NODEV_NET.2" "Network is unreachable"
+    mount_fails "$NODEV_NET.2" ENETUNREACH
     ip link del "$DUMMY"
 }
 
