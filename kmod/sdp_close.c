@@ -110,20 +110,26 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 }
 
 /*
- * A send or receive that did not complete: false if it did.  A request
- * flushed by the teardown is expected; any other failure aborts, and a
- * dead peer (the transport's retries ran out) is a timeout.  Socket lock
- * held.
+ * A send or receive of the socket's connection that did not complete:
+ * false if it did.  A request flushed by the teardown or an abort is
+ * expected; any other failure aborts, and a dead peer (the transport's
+ * retries ran out) is a timeout.  A flush is a failure too when the QP
+ * went to the error state by itself: Soft-RoCE on 7.x does that, flushing
+ * every request, when a packet cannot leave (the link went down).  Socket
+ * lock held.
  */
 bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 {
+	const struct sdp_conn *conn = sdp_sk(sk)->conn;
 	int err = -ECONNRESET;
 
 	switch (status) {
 	case IB_WC_SUCCESS:
 		return false;
 	case IB_WC_WR_FLUSH_ERR:
-		return true;
+		if (conn->dying || conn->aborted)
+			return true;
+		break;
 	case IB_WC_RETRY_EXC_ERR:
 	case IB_WC_RNR_RETRY_EXC_ERR:
 		err = -ETIMEDOUT;

@@ -122,7 +122,9 @@ static int keepalive(int fd, int idle, int intvl, int cnt)
  * reads: like a TCP receiver, it learns of the dead path by keepalive, or
  * sooner: Soft-RoCE fails a send (a credit update, a probe) at once with
  * "local QP operation error" when the link's routes are gone, which
- * aborts the connection as a reset.
+ * aborts the connection as a reset.  On 7.x Soft-RoCE does the same to
+ * A's sends (the veth pair loses its carrier at both ends), and moves the
+ * QP to the error state, flushing them: a reset at A too.
  */
 TEST_F_TIMEOUT(pair, link_down, 120)
 {
@@ -137,8 +139,8 @@ TEST_F_TIMEOUT(pair, link_down, 120)
 	ASSERT_EQ(0, run("ip link set vb down"));
 	ASSERT_EQ(0, pthread_join(ts, NULL));
 	ASSERT_EQ(0, pthread_join(tr, NULL));
-	EXPECT_EQ(ETIMEDOUT, s.err) {
-		TH_LOG("sender: %s", strerror(s.err));
+	EXPECT_TRUE(s.err == ETIMEDOUT || s.err == ECONNRESET) {
+		TH_LOG("sender: %s", s.err ? strerror(s.err) : "no error");
 	}
 	EXPECT_TRUE(r.err == ETIMEDOUT || r.err == ECONNRESET) {
 		TH_LOG("receiver: %s", r.err ? strerror(r.err) : "EOF");

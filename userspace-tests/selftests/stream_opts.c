@@ -245,8 +245,12 @@ TEST_F(opts, so_linger)
 
 /*
  * The kernel doubles what is asked for SO_RCVBUF/SO_SNDBUF (bookkeeping
- * overhead); data still flows with small buffers at both ends.
+ * overhead); data still flows with small buffers at both ends.  Not much
+ * of it: TCP on 7.3 under TCG moves 1 MiB through such buffers in 25 s
+ * alone and took over 60 s in the suite.
  */
+#define SMALL_BUF_BYTES	(256 << 10)
+
 TEST_F_TIMEOUT(opts, buffer_sizes, 60)
 {
 	uint64_t off = 0, roff = 0;
@@ -272,9 +276,9 @@ TEST_F_TIMEOUT(opts, buffer_sizes, 60)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		alarm(50);
-		_exit(stream_send_pattern(self->cfd, 1, &off, 1 << 20, 100000) ? 1 : 0);
+		_exit(stream_send_pattern(self->cfd, 1, &off, SMALL_BUF_BYTES, 100000) ? 1 : 0);
 	}
-	EXPECT_EQ(0, stream_recv_pattern(self->afd, 1, &roff, 1 << 20, 65536));
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 1, &roff, SMALL_BUF_BYTES, 65536));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status);
 }
