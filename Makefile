@@ -3,8 +3,8 @@
 #   make check    deps, then on every kernel of the bed (bed/kernels: Debian
 #                 12's 6.1, Debian 13's 6.12 and the newest trixie-backports
 #                 kernel): lint, DKMS install, the suite in the guest (the
-#                 whole suite on 6.1, the socket contract on the others:
-#                 bed/check-kernels), then the DKMS install life on each
+#                 whole suite on 6.1 and on the newest kernel, its core on
+#                 6.12: bed/check-kernels), then the DKMS install life on each
 #                 root (host-tests/dkms_life.sh); a summary line per kernel
 #                 and one `N passed, N failed`
 #   make check KVER=K   the same on kernel K alone
@@ -81,6 +81,9 @@ TIRPC_CFLAGS := -I/usr/include/tirpc -I$(TOP)/libtirpc-patches
 TIRPC_SDP_SRC := libtirpc-patches/interposer.c libtirpc-patches/rpc_sdp.c
 INTERPOSER := $(BUILD)/libtirpc/libtirpc-sdp.so
 RPC_BIN  := $(BUILD)/rpc/rpc_bw_server $(BUILD)/rpc/rpc_bw_client
+JDK      = $(lastword $(sort $(wildcard /usr/lib/jvm/java-*-openjdk-amd64)))
+JAVA_CLASSES := $(patsubst userspace-tests/java/%.java,$(BUILD)/java/%.class, \
+		$(wildcard userspace-tests/java/*.java))
 LIBDIR   := /usr/local/lib
 
 # The suite, in the order it runs in the guest.
@@ -99,6 +102,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/rx_nomem.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
+	 userspace-tests/tests/jdk_sdp.sh \
 	 userspace-tests/tests/hostile_peer.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
@@ -112,16 +116,20 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/nfs_faults.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
-# The socket contract: what `make check` runs on a kernel whose whole
-# suite is not yet in it (bed/check-kernels says which; make check-all
-# runs the whole suite everywhere).
-TESTS_CONTRACT := userspace-tests/tests/rxe_link.sh \
+# The core of the suite: the socket contract, then kernel RPC and NFS over
+# SDP.  What `make check` runs on a kernel between the oldest and the
+# newest (bed/check-kernels says which; make check-all runs the whole
+# suite everywhere).
+TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
 	 $(BUILD)/selftests/stream_data \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
-	 $(BUILD)/selftests/stream_close
+	 $(BUILD)/selftests/stream_close \
+	 userspace-tests/tests/rpc_kernel.sh \
+	 userspace-tests/tests/sunrpc_modules.sh \
+	 userspace-tests/tests/nfs_sdp.sh
 SUITE ?= full
 
 .PHONY: all deps modules lint install uninstall userspace check check-all check-kernel demo \
@@ -145,11 +153,11 @@ check: deps
 check-all: deps
 	@SDP_CHECK_ALL=1 $(BED)/check-kernels $(if $(filter command line,$(origin KVER)),$(KVER))
 
-# One kernel: its build and its suite in the guest (SUITE=contract: the
-# socket contract alone).
+# One kernel: its build and its suite in the guest (SUITE=core: the core
+# of it alone).
 check-kernel: lint install userspace
 	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) \
-		$(if $(filter contract,$(SUITE)),$(TESTS_CONTRACT),$(TESTS))
+		$(if $(filter core,$(SUITE)),$(TESTS_CORE),$(TESTS))
 
 demo: deps
 	@$(MAKE) --no-print-directory demo-kernel \
@@ -243,8 +251,14 @@ uninstall:
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "uninstall: sdp removed from DKMS, $(LIBDIR) and /etc/netconfig"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) read-sock-test krpc-bw-test \
-	   sunrpc-modules
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) $(JAVA_CLASSES) \
+	   read-sock-test krpc-bw-test sunrpc-modules
+
+# The Java programs of jdk_sdp.sh, by the root's own Debian OpenJDK (17 on
+# Debian 12, 21 on Debian 13), whose java runs them.
+$(BUILD)/java/%.class: userspace-tests/java/%.java
+	@mkdir -p $(@D)
+	$(JDK)/bin/javac -d $(@D) $<
 
 # (every program rebuilt when a shared header changes; sdp_ktest.h is the
 # test modules')
