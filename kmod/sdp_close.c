@@ -112,11 +112,13 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 /*
  * A send or receive of the socket's connection that did not complete:
  * false if it did.  A request flushed by the teardown or an abort is
- * expected; any other failure aborts, and a dead peer (the transport's
- * retries ran out) is a timeout.  A flush is a failure too when the QP
- * went to the error state by itself: Soft-RoCE on 7.x does that, flushing
- * every request, when a packet cannot leave (the link went down).  Socket
- * lock held.
+ * expected, and so is one flushed before the connection is up (a rejected
+ * connect: the CM's event says what happened); any other failure aborts,
+ * and a dead peer (the transport's retries ran out) is a timeout.  A
+ * flush is a failure too when the QP of a connection that is up went to
+ * the error state by itself: Soft-RoCE on 7.x does that, flushing every
+ * request, when a packet cannot leave (the link went down).  Socket lock
+ * held.
  */
 bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 {
@@ -127,7 +129,7 @@ bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 	case IB_WC_SUCCESS:
 		return false;
 	case IB_WC_WR_FLUSH_ERR:
-		if (conn->dying || conn->aborted)
+		if (conn->dying || conn->aborted || !sdp_connected(sk))
 			return true;
 		break;
 	case IB_WC_RETRY_EXC_ERR:
