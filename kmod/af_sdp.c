@@ -549,6 +549,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		}
 	}
+	/* Pairs with the smp_wmb() in sdp_abort(): an error, then its HUP. */
+	smp_rmb();
 	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;
 	return mask;

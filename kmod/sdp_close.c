@@ -21,7 +21,10 @@ void sdp_set_reset(struct sock *sk)
 {
 	if (sk->sk_err || sk->sk_state == TCP_CLOSE)
 		return;
-	sk->sk_err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET;
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);	/* as sdp_abort() */
+	smp_wmb();
+	WRITE_ONCE(sk->sk_err,
+		   sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 	sk_error_report(sk);
 }
 
@@ -98,14 +101,20 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 		pr_warn_ratelimited("sdp: %pISpc: %s, connection aborted\n",
 				    &peer, why);
 	}
-	if (!sk->sk_err) {
-		sk->sk_err = -err;
-		sk_error_report(sk);
-	}
-	sk->sk_shutdown = SHUTDOWN_MASK;
+	/*
+	 * The shutdown before the error: sdp_poll() reads them locklessly,
+	 * and a poll that sees the error must see a closed socket
+	 * (EPOLLHUP), not a writable one.
+	 */
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	sdp_sk(sk)->tx_credits = 0;
 	if (sdp_sk(sk)->conn)
 		sdp_sk(sk)->conn->aborted = true;
+	if (!sk->sk_err) {
+		smp_wmb();	/* pairs with the smp_rmb() in sdp_poll() */
+		WRITE_ONCE(sk->sk_err, -err);
+		sk_error_report(sk);
+	}
 	sdp_conn_teardown(sk, 0);
 }
 
