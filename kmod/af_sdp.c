@@ -549,7 +549,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		}
 	}
-	/* Pairs with the smp_wmb() in sdp_abort(): an error, then its HUP. */
+	/* Pairs with the smp_wmb() in sdp_shutdown_with_error(). */
 	smp_rmb();
 	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;

@@ -531,6 +531,7 @@ void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
+bool sdp_flush_expected(struct sock *sk);
 bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status);
 void sdp_close_connected(struct sock *sk);
 void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);

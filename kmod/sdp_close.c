@@ -14,6 +14,22 @@
 #include "sdp_trace.h"
 
 /*
+ * Shuts @sk down both ways, then reports @err (positive) unless an error
+ * came first.  In that order: sdp_poll() reads them locklessly, and a poll
+ * that sees the error must see a closed socket (EPOLLHUP), not a writable
+ * one.  Socket lock held.
+ */
+static void sdp_shutdown_with_error(struct sock *sk, int err)
+{
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	if (sk->sk_err)
+		return;
+	smp_wmb();	/* pairs with the smp_rmb() in sdp_poll() */
+	WRITE_ONCE(sk->sk_err, err);
+	sk_error_report(sk);
+}
+
+/*
  * The connection was reset: as tcp_reset(), its users see ECONNRESET, or
  * EPIPE in CLOSE_WAIT, unless an error came first.  Socket lock held.
  */
@@ -21,11 +37,8 @@ void sdp_set_reset(struct sock *sk)
 {
 	if (sk->sk_err || sk->sk_state == TCP_CLOSE)
 		return;
-	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);	/* as sdp_abort() */
-	smp_wmb();
-	WRITE_ONCE(sk->sk_err,
-		   sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
-	sk_error_report(sk);
+	sdp_shutdown_with_error(sk, sk->sk_state == TCP_CLOSE_WAIT ?
+				    EPIPE : ECONNRESET);
 }
 
 /* The connection is gone: the socket is closed.  Socket lock held. */
@@ -101,44 +114,43 @@ void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why)
 		pr_warn_ratelimited("sdp: %pISpc: %s, connection aborted\n",
 				    &peer, why);
 	}
-	/*
-	 * The shutdown before the error: sdp_poll() reads them locklessly,
-	 * and a poll that sees the error must see a closed socket
-	 * (EPOLLHUP), not a writable one.
-	 */
-	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	sdp_sk(sk)->tx_credits = 0;
 	if (sdp_sk(sk)->conn)
 		sdp_sk(sk)->conn->aborted = true;
-	if (!sk->sk_err) {
-		smp_wmb();	/* pairs with the smp_rmb() in sdp_poll() */
-		WRITE_ONCE(sk->sk_err, -err);
-		sk_error_report(sk);
-	}
+	sdp_shutdown_with_error(sk, -err);
 	sdp_conn_teardown(sk, 0);
 }
 
 /*
+ * Whether a request of the socket's connection flushed as expected: by the
+ * teardown or an abort, or before the connection is up (a rejected
+ * connect: the CM's event says what happened).  Otherwise the QP went to
+ * the error state by itself, and the connection is dead: Soft-RoCE on 7.x
+ * does that, flushing every request, when a packet cannot leave (the link
+ * went down).  Socket lock held.
+ */
+bool sdp_flush_expected(struct sock *sk)
+{
+	const struct sdp_conn *conn = sdp_sk(sk)->conn;
+
+	return conn->dying || conn->aborted || !sdp_connected(sk);
+}
+
+/*
  * A send or receive of the socket's connection that did not complete:
- * false if it did.  A request flushed by the teardown or an abort is
- * expected, and so is one flushed before the connection is up (a rejected
- * connect: the CM's event says what happened); any other failure aborts,
- * and a dead peer (the transport's retries ran out) is a timeout.  A
- * flush is a failure too when the QP of a connection that is up went to
- * the error state by itself: Soft-RoCE on 7.x does that, flushing every
- * request, when a packet cannot leave (the link went down).  Socket lock
- * held.
+ * false if it did.  An expected flush (sdp_flush_expected()) is just
+ * that; any other failure aborts, and a dead peer (the transport's
+ * retries ran out) is a timeout.  Socket lock held.
  */
 bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 {
-	const struct sdp_conn *conn = sdp_sk(sk)->conn;
 	int err = -ECONNRESET;
 
 	switch (status) {
 	case IB_WC_SUCCESS:
 		return false;
 	case IB_WC_WR_FLUSH_ERR:
-		if (conn->dying || conn->aborted || !sdp_connected(sk))
+		if (sdp_flush_expected(sk))
 			return true;
 		break;
 	case IB_WC_RETRY_EXC_ERR:

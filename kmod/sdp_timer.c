@@ -73,8 +73,8 @@ static int sdp_probe_process(struct sock *sk, struct sdp_conn *conn,
 		if (wc->status == IB_WC_SUCCESS) {
 			ssk->probes = 0;
 			ssk->rx_stamp = jiffies;
-		} else if (wc->status != IB_WC_WR_FLUSH_ERR || !conn->dying) {
-			/* (flushed, not by the teardown: sdp_wc_failed()) */
+		} else if (wc->status != IB_WC_WR_FLUSH_ERR ||
+			   !sdp_flush_expected(sk)) {
 			sdp_abort(sk, -ETIMEDOUT, SDP_MIB_ABORT_ERROR,
 				  "keepalive probe failed");
 		}
