@@ -524,6 +524,7 @@ void sdp_tx_drop_held(struct sock *sk);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 
 /* sdp_close.c */
+void sdp_shutdown_with_error(struct sock *sk, int err);
 void sdp_set_reset(struct sock *sk);
 void sdp_set_closed(struct sock *sk);
 int sdp_shutdown(struct socket *sock, int how);

@@ -19,7 +19,7 @@
  * that sees the error must see a closed socket (EPOLLHUP), not a writable
  * one.  Socket lock held.
  */
-static void sdp_shutdown_with_error(struct sock *sk, int err)
+void sdp_shutdown_with_error(struct sock *sk, int err)
 {
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 	if (sk->sk_err)

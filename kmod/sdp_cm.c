@@ -140,10 +140,8 @@ static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id,
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
 		/* The CM is done with the connection: no DREP to wait for. */
 		complete(&sdp_sk(sk)->conn->cm_disconnected);
-		if (event == RDMA_CM_EVENT_UNREACHABLE && !sk->sk_err) {
-			sk->sk_err = ETIMEDOUT;
-			sk_error_report(sk);
-		}
+		if (event == RDMA_CM_EVENT_UNREACHABLE)
+			sdp_shutdown_with_error(sk, ETIMEDOUT);
 		sdp_conn_teardown(sk, 0);
 	}
 	release_sock(sk);
