@@ -516,11 +516,24 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			 poll_table *wait)
 {
 	struct sock *sk = sock->sk;
-	int state = inet_sk_state_load(sk);
-	u8 shutdown = READ_ONCE(sk->sk_shutdown);
 	__poll_t mask = 0;
+	u8 shutdown;
+	int state;
 
+	/* Waiting first, reading after: a change after the read wakes us. */
 	sock_poll_wait(file, sock, wait);
+
+	/* The error before the rest, which the barrier orders after it. */
+	if (READ_ONCE(sk->sk_err))
+		mask |= EPOLLERR;
+	/*
+	 * Pairs with the smp_wmb() in sdp_shutdown_with_error(): an error
+	 * seen comes with the shutdown before it (EPOLLHUP), not with a
+	 * writable socket.
+	 */
+	smp_rmb();
+	state = inet_sk_state_load(sk);
+	shutdown = READ_ONCE(sk->sk_shutdown);
 
 	if (state == TCP_LISTEN)
 		return list_empty_careful(&sdp_sk(sk)->accept_queue) ?
@@ -549,10 +562,6 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		}
 	}
-	/* Pairs with the smp_wmb() in sdp_shutdown_with_error(). */
-	smp_rmb();
-	if (READ_ONCE(sk->sk_err))
-		mask |= EPOLLERR;
 	return mask;
 }
 
