@@ -99,6 +99,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_misc \
 	 $(BUILD)/selftests/faults \
 	 $(BUILD)/selftests/faults_link \
+	 $(BUILD)/selftests/fallback \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/rx_nomem.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
@@ -127,6 +128,7 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \
+	 $(BUILD)/selftests/fallback \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh

@@ -61,6 +61,15 @@ module_param_named(tx_stall_timeout_ms, sdp_tx_stall_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(tx_stall_timeout_ms, "Time a posted send may take before the connection times out, in ms");
 
 /*
+ * Long enough for an RDMA CM that answers, under Soft-RoCE on a slow
+ * machine too; short beside the CM's own limit (about a minute), which a
+ * peer with no RDMA device makes a connect() wait out.
+ */
+unsigned int sdp_fallback_timeout_ms = 5000;
+module_param_named(fallback_timeout_ms, sdp_fallback_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(fallback_timeout_ms, "Time a connect() with TCP fallback gives SDP before it goes TCP, in ms (0: the RDMA CM's own)");
+
+/*
  * Connection teardown work.  Unbound: nothing in it wants the CPU that
  * queued it, and the newest kernels warn at a workqueue that says neither.
  */
@@ -81,6 +90,7 @@ static void sdp_destruct(struct sock *sk)
 {
 	__skb_queue_purge(&sk->sk_receive_queue);
 	sdp_sock_list_del(sk);
+	sdp_fb_free(sk);
 }
 
 /* A new socket: a user's with @sock, or a passive child without. */
@@ -245,6 +255,7 @@ static int sdp_release(struct socket *sock)
 		return 0;
 	ssk = sdp_sk(sk);
 
+	sdp_fb_release(sk);
 	/* First: no more connection requests come to it. */
 	sdp_port_unbind(sk);
 	lock_sock(sk);
@@ -329,9 +340,11 @@ static int sdp_listen(struct socket *sock, int backlog)
 		goto out;
 
 	sk->sk_max_ack_backlog = backlog;
-	ret = 0;
-	if (sk->sk_state == TCP_LISTEN)
-		goto out;	/* as TCP: a second listen() only sets the backlog */
+	if (sk->sk_state == TCP_LISTEN) {
+		/* as TCP: a second listen() only sets the backlog */
+		ret = sdp_fb_listen(sk, backlog);
+		goto out;
+	}
 
 	ret = -EINVAL;
 	if (sk->sk_state != TCP_CLOSE)
@@ -346,6 +359,9 @@ static int sdp_listen(struct socket *sock, int backlog)
 			goto out;
 		ssk->bound = true;
 	}
+	ret = sdp_fb_listen(sk, backlog);
+	if (ret)
+		goto out;
 	ret = sdp_port_listen(sk, backlog);
 	if (ret)
 		goto out;
@@ -407,6 +423,10 @@ static int sdp_connect(struct socket *sock, struct sockaddr_unsized *addr,
 			goto out;
 		ret = sdp_cm_connect(sk, uaddr);
 		if (ret)
+			ret = sdp_fb_connect(sk, ret);
+		else
+			sdp_fb_connect_begins(sk);
+		if (ret)
 			goto out;
 		sock->state = SS_CONNECTING;
 		ret = -EINPROGRESS;
@@ -425,6 +445,10 @@ static int sdp_connect(struct socket *sock, struct sockaddr_unsized *addr,
 		}
 	}
 
+	if (sdp_went_tcp(sk)) {
+		release_sock(sk);
+		return sdp_fb_connected(sk, uaddr, len, flags);
+	}
 	if (sk->sk_state == TCP_CLOSE) {
 		ret = sock_error(sk) ? : -ECONNABORTED;
 		sock->state = SS_UNCONNECTED;
@@ -448,8 +472,9 @@ int sdp_accept(struct socket *sock, struct socket *newsock,
 	long timeo;
 	int ret;
 
-	lock_sock(lsk);
 	timeo = sock_rcvtimeo(lsk, arg->flags & O_NONBLOCK);
+again:
+	lock_sock(lsk);
 	add_wait_queue(sk_sleep(lsk), &wait);
 	for (;;) {
 		if (lsk->sk_state != TCP_LISTEN) {
@@ -459,6 +484,9 @@ int sdp_accept(struct socket *sock, struct socket *newsock,
 		ret = 0;
 		if (!list_empty(&lssk->accept_queue))
 			break;
+		ret = 1;	/* a TCP connection (fallback) */
+		if (sdp_fb_acceptable(lsk))
+			break;
 		ret = -EAGAIN;
 		if (!timeo)
 			break;
@@ -467,9 +495,17 @@ int sdp_accept(struct socket *sock, struct socket *newsock,
 			break;
 		sk_wait_event(lsk, &timeo,
 			      !list_empty(&lssk->accept_queue) ||
+			      sdp_fb_acceptable(lsk) ||
 			      lsk->sk_state != TCP_LISTEN, &wait);
 	}
 	remove_wait_queue(sk_sleep(lsk), &wait);
+	if (ret == 1) {
+		release_sock(lsk);
+		ret = sdp_fb_accept(lsk, newsock, arg);
+		if (ret == -EAGAIN && timeo)
+			goto again;	/* another accept() took it */
+		return ret;
+	}
 	if (ret) {
 		release_sock(lsk);
 		return ret;
@@ -499,6 +535,12 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	struct sock *sk = sock->sk;
 	int ret;
 
+	/* (accept() asks the socket it made, whatever it carries) */
+	if (sdp_went_tcp(sk)) {
+		struct socket *tcp = sdp_sk(sk)->fb->tcp;
+
+		return tcp->ops->getname(tcp, uaddr, peer);
+	}
 	lock_sock(sk);
 	if (peer && (!inet_sk(sk)->inet_dport ||
 		     ((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_SYN_SENT |
@@ -536,8 +578,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	shutdown = READ_ONCE(sk->sk_shutdown);
 
 	if (state == TCP_LISTEN)
-		return list_empty_careful(&sdp_sk(sk)->accept_queue) ?
-		       0 : EPOLLIN | EPOLLRDNORM;
+		return list_empty_careful(&sdp_sk(sk)->accept_queue) &&
+		       !sdp_fb_acceptable(sk) ? 0 : EPOLLIN | EPOLLRDNORM;
 
 	/* As tcp_poll(). */
 	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
@@ -622,6 +664,7 @@ static int __init sdp_init(void)
 	ret = sdp_proc_init();
 	if (ret)
 		goto err_stats;
+	sdp_fallback_init();
 	ret = sock_register(&sdp_family_ops);
 	if (ret)
 		goto err_proc;

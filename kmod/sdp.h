@@ -20,6 +20,7 @@
 #include "sdp_stats.h"
 
 struct sdp_conn;
+struct seq_file;
 
 /**
  * struct sdp_wc - a request posted on a connection's QP, and its completion
@@ -181,6 +182,41 @@ struct sdp_conn {
 };
 
 /**
+ * struct sdp_fallback - the TCP fallback of a socket that asked for it
+ *	(sdp_fallback.c); allocated when SDP_FALLBACK is first set, or for an
+ *	accepted TCP connection, and freed with the socket
+ * @sk: the socket
+ * @enabled: SDP_FALLBACK is on
+ * @path: SDP_PATH_TCP once the socket carries a TCP connection
+ * @tcp: the TCP socket: the connection the socket carries, or the TCP
+ *	listener beside an SDP one.  Set under the socket lock and @lock;
+ *	released, with @lock, when the user closes the socket
+ * @lock: guards @tcp for /proc/net/sdp, which has no socket lock
+ * @connect_err: the TCP connect failed at once with this error, which
+ *	connect() reports once
+ * @timer: ends an SDP connect() that the RDMA CM leaves unanswered; holds
+ *	a reference on @sk while queued
+ * @state_change, @data_ready, @write_space, @error_report: the TCP
+ *	socket's callbacks, which ours call before they wake @sk's waiters
+ *
+ * Lock order: the TCP socket's lock nests inside the SDP socket's, never
+ * the other way; the TCP socket's callbacks take no SDP socket lock.
+ */
+struct sdp_fallback {
+	struct sock		*sk;
+	bool			enabled;
+	u8			path;
+	struct socket		*tcp;
+	spinlock_t		lock;		/* guards @tcp, for /proc */
+	int			connect_err;
+	struct delayed_work	timer;
+	void			(*state_change)(struct sock *tsk);
+	void			(*data_ready)(struct sock *tsk);
+	void			(*write_space)(struct sock *tsk);
+	void			(*error_report)(struct sock *tsk);
+};
+
+/**
  * struct sdp_sock - an AF_INET_SDP socket
  * @isk: the inet socket; sk_state holds TCP state numbers
  * @node: entry in sdp_sock_list, for /proc/net/sdp
@@ -204,6 +240,7 @@ struct sdp_conn {
  *	listen may still be under way.
  * @accept_node: child: entry in the listener's accept_queue
  * @parent: child: the listener, referenced, until accept() takes the child
+ * @fb: the TCP fallback, once SDP_FALLBACK was set; NULL before
  * @peer_rcv_size: the receive buffer size the peer announced
  * @tx_mseq: MSeq of the last message sent
  * @tx_credits: messages the peer has buffers for now
@@ -282,6 +319,7 @@ struct sdp_sock {
 	struct list_head	accept_queue;
 	struct list_head	accept_node;
 	struct sock		*parent;
+	struct sdp_fallback	*fb;
 
 	u32			peer_rcv_size;
 	u32			tx_mseq;
@@ -417,6 +455,7 @@ extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
+extern unsigned int sdp_fallback_timeout_ms;
 extern struct workqueue_struct *sdp_wq;
 
 /* af_sdp.c */
@@ -548,6 +587,31 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen);
 int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg);
+
+/* sdp_fallback.c */
+void sdp_fallback_init(void);
+int sdp_fb_alloc(struct sock *sk);
+void sdp_fb_release(struct sock *sk);
+void sdp_fb_free(struct sock *sk);
+void sdp_fb_connect_begins(struct sock *sk);
+int sdp_fb_connect(struct sock *sk, int err);
+int sdp_fb_connected(struct sock *sk, struct sockaddr *uaddr, int len,
+		     int flags);
+int sdp_fb_listen(struct sock *sk, int backlog);
+bool sdp_fb_acceptable(const struct sock *lsk);
+int sdp_fb_accept(struct sock *lsk, struct socket *newsock,
+		  struct proto_accept_arg *arg);
+void sdp_fb_shutdown(struct sock *sk, int how);
+bool sdp_fb_proc(struct sock *sk, struct seq_file *seq,
+		 void (*show)(struct seq_file *seq, const struct sock *tsk));
+
+/* The socket carries a TCP connection: its file is the TCP socket's. */
+static inline bool sdp_went_tcp(const struct sock *sk)
+{
+	const struct sdp_fallback *fb = sdp_sk(sk)->fb;
+
+	return fb && READ_ONCE(fb->path) == SDP_PATH_TCP;
+}
 
 /* sdp_proc.c */
 void sdp_sock_list_add(struct sock *sk);

@@ -270,6 +270,7 @@ int sdp_shutdown(struct socket *sock, int how)
 	case TCP_LISTEN:
 		if (!(how & RCV_SHUTDOWN))
 			break;
+		sdp_fb_shutdown(sk, how);
 		fallthrough;
 	case TCP_SYN_SENT:
 		sdp_disconnect(sk);

@@ -113,9 +113,11 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
 		conn = sdp_conn_take(sk);
-	if (conn && sk->sk_state == TCP_SYN_SENT)
+	if (conn && sk->sk_state == TCP_SYN_SENT) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_OPEN_FAILS);
-	if (conn && sk->sk_state != TCP_CLOSE) {
+		err = sdp_fb_connect(sk, err);	/* 0: it went TCP */
+	}
+	if (conn && err && sk->sk_state != TCP_CLOSE) {
 		sk->sk_shutdown = SHUTDOWN_MASK;
 		sdp_set_error(sk, err);
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SDP socket options at the SOL_TCP level, IPV6_V6ONLY, and the ioctls
- * TCP answers.
+ * SDP socket options at the SOL_TCP level, IPV6_V6ONLY, SOL_SDP's, and
+ * the ioctls TCP answers.
  * SOL_SOCKET options are the core's (sock_setsockopt()).  Linux 6.1's
  * core refuses to set SO_REUSEPORT on any family but AF_INET and AF_INET6
  * (EOPNOTSUPP) and gives no family a way to take it: there only in-kernel
@@ -40,6 +40,29 @@ static int sdp_set_v6only(struct sock *sk, int val)
 	return err;
 }
 
+/*
+ * SDP_FALLBACK: before connect() or listen(), on a socket with a file
+ * (the fallback hands the file over to a TCP socket).
+ */
+static int sdp_set_fallback(struct socket *sock, int val)
+{
+	struct sock *sk = sock->sk;
+	int err;
+
+	if (!sock->file)
+		return -EOPNOTSUPP;
+	lock_sock(sk);
+	err = -EISCONN;
+	if (sk->sk_state != TCP_CLOSE || sock->state != SS_UNCONNECTED)
+		goto out;
+	err = val ? sdp_fb_alloc(sk) : 0;
+	if (!err && sdp_sk(sk)->fb)
+		sdp_sk(sk)->fb->enabled = !!val;
+out:
+	release_sock(sk);
+	return err;
+}
+
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -47,7 +70,10 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int val, err = 0;
 
-	if (level != SOL_TCP && (level != SOL_IPV6 || optname != IPV6_V6ONLY))
+	if (level != SOL_TCP && level != SOL_SDP &&
+	    (level != SOL_IPV6 || optname != IPV6_V6ONLY))
+		return -ENOPROTOOPT;
+	if (level == SOL_SDP && optname != SDP_FALLBACK)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
 		return -EINVAL;
@@ -55,6 +81,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 		return -EFAULT;
 	if (level == SOL_IPV6)
 		return sdp_set_v6only(sk, val);
+	if (level == SOL_SDP)
+		return sdp_set_fallback(sock, val);
 
 	lock_sock(sk);
 	switch (optname) {
@@ -136,7 +164,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	struct net *net = sock_net(sk);
 	int val, len;
 
-	if (level != SOL_TCP && (level != SOL_IPV6 || optname != IPV6_V6ONLY))
+	if (level != SOL_TCP && level != SOL_SDP &&
+	    (level != SOL_IPV6 || optname != IPV6_V6ONLY))
+		return -ENOPROTOOPT;
+	if (level == SOL_SDP && optname != SDP_FALLBACK && optname != SDP_PATH)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
@@ -146,6 +177,14 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 
 	if (level == SOL_IPV6) {
 		val = sk->sk_ipv6only;
+		goto out;
+	}
+	if (level == SOL_SDP) {
+		/* (a socket that went TCP answers in sdp_fallback.c) */
+		if (optname == SDP_FALLBACK)
+			val = ssk->fb && READ_ONCE(ssk->fb->enabled);
+		else
+			val = sdp_connected(sk) ? SDP_PATH_SDP : SDP_PATH_NONE;
 		goto out;
 	}
 	lock_sock(sk);

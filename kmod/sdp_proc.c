@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /proc/net/sdp: one line per SDP socket of the reader's namespace, in the
- * manner of /proc/net/tcp; its last column, ring, is the memory (bytes)
- * of the buffers its connection's rings hold.
+ * manner of /proc/net/tcp; its column ring is the memory (bytes) of the
+ * buffers its connection's rings hold, and the last, path, what its
+ * connections run over: sdp, tcp (TCP fallback), or both (a listener
+ * with fallback).
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "sdp.h"
 
@@ -30,12 +33,12 @@ void sdp_sock_list_del(struct sock *sk)
 }
 
 static void sdp_proc_addr(struct seq_file *seq, const struct sock *sk,
-			  bool remote)
+			  int family, bool remote)
 {
 	const struct inet_sock *inet = inet_sk(sk);
 	const struct in6_addr *a6;
 
-	if (sdp_sk(sk)->addr_family == AF_INET) {
+	if (family == AF_INET) {
 		seq_printf(seq, " %08X:%04X",
 			   remote ? inet->inet_daddr : inet->inet_rcv_saddr,
 			   ntohs(remote ? inet->inet_dport : inet->inet_sport));
@@ -48,13 +51,40 @@ static void sdp_proc_addr(struct seq_file *seq, const struct sock *sk,
 		   ntohs(remote ? inet->inet_dport : inet->inet_sport));
 }
 
+/*
+ * The line of a socket that carries a TCP connection (TCP fallback): the
+ * TCP socket's addresses, state and queues, as /proc/net/tcp has them.
+ */
+static void sdp_proc_tcp(struct seq_file *seq, const struct sock *tsk)
+{
+	const struct tcp_sock *tp = tcp_sk(tsk);
+	int rx = READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq);
+
+	sdp_proc_addr(seq, tsk, tsk->sk_family, false);
+	sdp_proc_addr(seq, tsk, tsk->sk_family, true);
+	seq_printf(seq, " %02X %08X:%08X", inet_sk_state_load(tsk),
+		   READ_ONCE(tp->write_seq) - tp->snd_una, max(rx, 0));
+}
+
+/* What the socket's connections run over: SDP, TCP, or both (a listener). */
+static const char *sdp_proc_path(struct sock *sk)
+{
+	const struct sdp_fallback *fb = sdp_sk(sk)->fb;
+
+	if (sdp_went_tcp(sk))
+		return "tcp";
+	if (sk->sk_state == TCP_LISTEN && fb && READ_ONCE(fb->tcp))
+		return "both";
+	return "sdp";
+}
+
 static int sdp_proc_show(struct seq_file *seq, void *v)
 {
 	struct net *net = seq_file_single_net(seq);
 	struct sdp_sock *ssk;
 	int sl = 0;
 
-	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode ring\n");
+	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode ring path\n");
 	spin_lock(&sdp_sock_list_lock);
 	list_for_each_entry(ssk, &sdp_sock_list, node) {
 		struct sock *sk = &ssk->isk.sk;
@@ -62,15 +92,19 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 		if (!net_eq(sock_net(sk), net))
 			continue;
 		seq_printf(seq, "%4d:", sl++);
-		sdp_proc_addr(seq, sk, false);
-		sdp_proc_addr(seq, sk, true);
+		if (!sdp_fb_proc(sk, seq, sdp_proc_tcp)) {
+			sdp_proc_addr(seq, sk, ssk->addr_family, false);
+			sdp_proc_addr(seq, sk, ssk->addr_family, true);
+			seq_printf(seq, " %02X %08X:%08X",
+				   inet_sk_state_load(sk),
+				   READ_ONCE(sk->sk_wmem_queued),
+				   READ_ONCE(ssk->rx_queued));
+		}
 		/* (the inode number is a u64 on newer kernels) */
-		seq_printf(seq, " %02X %08X:%08X %5u %llu %lu\n",
-			   inet_sk_state_load(sk), READ_ONCE(sk->sk_wmem_queued),
-			   READ_ONCE(ssk->rx_queued),
+		seq_printf(seq, " %5u %llu %lu %s\n",
 			   from_kuid_munged(seq_user_ns(seq), sk_uid(sk)),
-			   (u64)sock_i_ino(sk),
-			   READ_ONCE(ssk->ring_bytes));
+			   (u64)sock_i_ino(sk), READ_ONCE(ssk->ring_bytes),
+			   sdp_proc_path(sk));
 	}
 	spin_unlock(&sdp_sock_list_lock);
 	return 0;

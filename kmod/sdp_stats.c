@@ -32,6 +32,11 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_TX_BYTES]		= "TxBytes",
 	[SDP_MIB_TX_ZCOPY_BYTES]	= "TxZcopyBytes",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
+	[SDP_MIB_FALLBACK_REFUSED]	= "FallbackRefused",
+	[SDP_MIB_FALLBACK_NO_DEVICE]	= "FallbackNoDevice",
+	[SDP_MIB_FALLBACK_TIMEOUT]	= "FallbackTimeout",
+	[SDP_MIB_FALLBACK_FAILS]	= "FallbackFails",
+	[SDP_MIB_FALLBACK_ACCEPTS]	= "FallbackAccepts",
 };
 
 static const char * const sdp_mid_names[SDP_MID_SLOTS] = {

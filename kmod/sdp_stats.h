@@ -31,6 +31,11 @@ enum sdp_mib {
 	SDP_MIB_TX_BYTES,		/* payload bytes sent */
 	SDP_MIB_TX_ZCOPY_BYTES,		/* of which from the caller's pages */
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
+	SDP_MIB_FALLBACK_REFUSED,	/* connect() went TCP: SDP refused */
+	SDP_MIB_FALLBACK_NO_DEVICE,	/* ... no RDMA device on the route */
+	SDP_MIB_FALLBACK_TIMEOUT,	/* ... the RDMA CM did not answer */
+	SDP_MIB_FALLBACK_FAILS,		/* ... and could not start it */
+	SDP_MIB_FALLBACK_ACCEPTS,	/* TCP connections a listener took */
 	SDP_MIB_TX_MSG,			/* messages sent, by id */
 	SDP_MIB_RX_MSG = SDP_MIB_TX_MSG + SDP_MID_SLOTS,
 	SDP_MIB_MAX = SDP_MIB_RX_MSG + SDP_MID_SLOTS,

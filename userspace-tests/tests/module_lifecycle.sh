@@ -92,7 +92,7 @@ buffer_sizes() {
         n=$(((size + (page << shift) - 1) / (page << shift)))
         want=$(((rx + tx) * n * (page << shift)))
         sdp_hold_start -p 18530
-        rings=$(awk '$4 == "01" { print $NF }' /proc/net/sdp | sort -u)
+        rings=$(awk '$4 == "01" { print $8 }' /proc/net/sdp | sort -u)
         sdp_hold_stop
         [[ $rings == "$want" ]] || { echo "rx_buf_size=$size: rings of $rings bytes, want $want"; return 1; }
     done
