@@ -81,6 +81,11 @@ TIRPC_CFLAGS := -I/usr/include/tirpc -I$(TOP)/libtirpc-patches
 TIRPC_SDP_SRC := libtirpc-patches/interposer.c libtirpc-patches/rpc_sdp.c
 INTERPOSER := $(BUILD)/libtirpc/libtirpc-sdp.so
 RPC_BIN  := $(BUILD)/rpc/rpc_bw_server $(BUILD)/rpc/rpc_bw_client
+
+# Unmodified TCP programs onto SDP: the preload, its wrapper and man pages.
+LIBSDP_SRC := libsdp/preload.c libsdp/rules.c
+LIBSDP   := $(BUILD)/libsdp/libsdp.so
+MANDIR   := /usr/local/share/man
 JDK      = $(lastword $(sort $(wildcard /usr/lib/jvm/java-*-openjdk-amd64)))
 JAVA_CLASSES := $(patsubst userspace-tests/java/%.java,$(BUILD)/java/%.class, \
 		$(wildcard userspace-tests/java/*.java))
@@ -100,6 +105,8 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/faults \
 	 $(BUILD)/selftests/faults_link \
 	 $(BUILD)/selftests/fallback \
+	 $(BUILD)/selftests/libsdp_rules \
+	 userspace-tests/tests/libsdp.sh \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/rx_nomem.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
@@ -234,7 +241,7 @@ for f in /lib/modules/*/updates/dkms/{sdp,sunrpc,nfs}.ko*; do \
 	rm -f "$$f"; k=$${f#/lib/modules/}; depmod "$${k%%/*}"; \
 done
 endef
-install: deps $(INTERPOSER)
+install: deps $(INTERPOSER) $(LIBSDP)
 	@$(dkms_remove_all)
 	@mkdir -p $(DKMS_SRC)
 	@cp --parents Kbuild dkms.conf $(KMOD_SRC) $(SUNRPC_SRC) $(DKMS_SRC)/
@@ -246,14 +253,22 @@ install: deps $(INTERPOSER)
 	@install -D -m 0755 $(INTERPOSER) $(LIBDIR)/libtirpc-sdp.so
 	@grep -qE '^sdp[[:space:]]' /etc/netconfig || cat libtirpc-patches/netconfig.sdp >>/etc/netconfig
 	@echo "install: $(LIBDIR)/libtirpc-sdp.so and the netids sdp, sdp6 in /etc/netconfig"
+	@install -D -m 0755 $(LIBSDP) $(LIBDIR)/libsdp.so
+	@install -D -m 0755 libsdp/sdp_run /usr/local/bin/sdp_run
+	@install -D -m 0644 libsdp/sdp_run.8 $(MANDIR)/man8/sdp_run.8
+	@install -D -m 0644 libsdp/libsdp.conf.5 $(MANDIR)/man5/libsdp.conf.5
+	@[[ -e /etc/libsdp.conf ]] || install -m 0644 libsdp/libsdp.conf /etc/libsdp.conf
+	@echo "install: $(LIBDIR)/libsdp.so, /usr/local/bin/sdp_run, their man pages, /etc/libsdp.conf"
 
 uninstall:
 	@$(dkms_remove_all)
-	@rm -f $(LIBDIR)/libtirpc-sdp.so
+	@rm -f $(LIBDIR)/libtirpc-sdp.so $(LIBDIR)/libsdp.so /usr/local/bin/sdp_run \
+		$(MANDIR)/man8/sdp_run.8 $(MANDIR)/man5/libsdp.conf.5
+	@cmp -s libsdp/libsdp.conf /etc/libsdp.conf && rm -f /etc/libsdp.conf || true
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "uninstall: sdp removed from DKMS, $(LIBDIR) and /etc/netconfig"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) $(JAVA_CLASSES) \
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) $(LIBSDP) $(JAVA_CLASSES) \
 	   read-sock-test krpc-bw-test sunrpc-modules
 
 # The Java programs of jdk_sdp.sh, by the root's own Debian OpenJDK (17 on
@@ -269,7 +284,15 @@ TEST_H   := $(filter-out userspace-tests/lib/sdp_ktest.h, \
 
 $(BUILD)/selftests/%: userspace-tests/selftests/%.c $(TEST_H) $(KSRC)/.extracted
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread
+	$(CC) $(CFLAGS_USER) -I$(TOP)/libsdp -o $@ $< $(SRC_$*) -lpthread
+
+# (the rules test takes the preload's parser as it is)
+SRC_libsdp_rules := libsdp/rules.c
+$(BUILD)/selftests/libsdp_rules: libsdp/rules.c libsdp/rules.h
+
+$(LIBSDP): $(LIBSDP_SRC) libsdp/rules.h $(TEST_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -shared -fPIC -fvisibility=hidden -o $@ $(LIBSDP_SRC) -ldl -lpthread
 
 $(BUILD)/tools/%: userspace-tests/tools/%.c $(TEST_H)
 	@mkdir -p $(@D)

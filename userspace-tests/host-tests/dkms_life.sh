@@ -90,6 +90,10 @@ nothing_left() {
         compgen -G "$root/usr/src/sdp-*" || true
         for k in "${kernels[@]}"; do ours "$k" | sed "s|^|$k: |"; done
         compgen -G "$root/usr/local/lib/libtirpc-sdp.so" || true
+        compgen -G "$root/usr/local/lib/libsdp.so" || true
+        compgen -G "$root/usr/local/bin/sdp_run" || true
+        compgen -G "$root/usr/local/share/man/man[58]/*sdp*" || true
+        compgen -G "$root/etc/libsdp.conf" || true
         grep -E '^sdp6?[[:space:]]' "$root/etc/netconfig" || true
     })
     [[ -z $left ]] || { echo "left behind:"; echo "$left"; return 1; }
@@ -122,8 +126,14 @@ source_added() {
 }
 
 install_with_source() {
-    life_make install KVER="$k1" | tail -n 3
+    local f
+    life_make install KVER="$k1" | tail -n 4
     expect_installed "$k1" "$version" sdp sunrpc nfs
+    # the preload, its wrapper, man pages and sample rules
+    for f in usr/local/lib/libsdp.so usr/local/bin/sdp_run usr/local/share/man/man8/sdp_run.8 \
+             usr/local/share/man/man5/libsdp.conf.5 etc/libsdp.conf; do
+        [[ -s $root/$f ]] || { echo "no /$f"; return 1; }
+    done
 }
 
 newer_kernel() {

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libsdp.so: moves a program's TCP sockets onto SDP by rules, with
+ * LD_PRELOAD (sdp_run sets it up).
+ *
+ * The rules come from LIBSDP_RULES (rules separated by ';', which come
+ * first) and from the file LIBSDP_CONFIG_FILE names; without it,
+ * /etc/libsdp.conf, unless LIBSDP_RULES is set.  LIBSDP_DEBUG=1 logs
+ * every decision.  bind() and listen() look at the server rules, connect() at
+ * the client rules, for an AF_INET or AF_INET6 stream socket of TCP
+ * alone: the socket itself says what it is (SO_DOMAIN, SO_TYPE,
+ * SO_PROTOCOL), so sockets made or copied any way are seen, and no
+ * other is touched.  A rule of mode sdp or both replaces the socket, at
+ * the same descriptor number, by an SDP socket (family 27) with the same
+ * file flags, descriptor flags, options and address; both turns on SDP's
+ * TCP fallback (SOL_SDP, SDP_FALLBACK), which lives in the kernel.
+ * Without sdp.ko, both stays TCP and sdp fails with ENETUNREACH.
+ *
+ * A socket that a program added to an epoll set before it called
+ * connect() or bind() leaves that set when it is replaced: the kernel
+ * ties an epoll entry to the socket, not to its number.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <linux/sdp.h>
+
+#include "rules.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define LOG_DEBUG_LEVEL	1
+#define LOG_INFO_LEVEL	4
+#define LOG_WARN_LEVEL	7
+#define LOG_ERROR_LEVEL	9
+
+#define MAX_RULES 256
+
+static struct sdp_rule rules[MAX_RULES];
+static size_t nrules;
+static struct sdp_log_conf log_conf = { .min_level = LOG_WARN_LEVEL };
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *log_file;
+/*
+ * What is wrong with the rules is told once per program run: a program's
+ * children (sdp_run sh -c ..., a server's workers) inherit this mark.
+ */
+#define WARNED_ENV "LIBSDP_RULES_WARNED"
+static int rules_warned;
+
+static int (*real_connect)(int, const struct sockaddr *, socklen_t);
+static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+static int (*real_listen)(int, int);
+
+static void sdp_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sdp_log(int level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int saved = errno;
+
+	if (level < log_conf.min_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	if (log_conf.dest == SDP_LOG_SYSLOG)
+		syslog(level >= LOG_ERROR_LEVEL ? LOG_ERR :
+		       level >= LOG_WARN_LEVEL ? LOG_WARNING :
+		       level >= LOG_INFO_LEVEL ? LOG_INFO : LOG_DEBUG,
+		       "libsdp: %s", msg);
+	else
+		fprintf(log_file ? log_file : stderr, "libsdp[%d]: %s\n",
+			(int)getpid(), msg);
+	pthread_mutex_unlock(&log_lock);
+	errno = saved;
+}
+
+/* Takes one line of rules; @where names it in a message about it. */
+static void take_line(const char *line, const char *where)
+{
+	struct sdp_rule rule;
+	char err[160];
+	int ret;
+
+	ret = sdp_parse_line(line, &rule, &log_conf, err, sizeof(err));
+	if (ret < 0 && !rules_warned)
+		sdp_log(LOG_ERROR_LEVEL, "%s: %s; line skipped", where, err);
+	else if (ret == 1 && nrules < MAX_RULES)
+		rules[nrules++] = rule;
+	else if (ret == 1 && !rules_warned)
+		sdp_log(LOG_ERROR_LEVEL, "%s: more than %d rules; line skipped",
+			where, MAX_RULES);
+}
+
+static void load_env_rules(const char *env)
+{
+	char *copy = strdup(env), *save = NULL, *line;
+	char where[64];
+	int n = 0;
+
+	if (!copy)
+		return;
+	for (line = strtok_r(copy, ";\n", &save); line;
+	     line = strtok_r(NULL, ";\n", &save)) {
+		snprintf(where, sizeof(where), "LIBSDP_RULES, rule %d", ++n);
+		take_line(line, where);
+	}
+	free(copy);
+}
+
+static void load_file(const char *path)
+{
+	char line[512], where[320];
+	FILE *f = fopen(path, "re");
+	int n = 0;
+
+	if (!f) {
+		if (!rules_warned)
+			sdp_log(LOG_WARN_LEVEL, "cannot read %s (%s): %s",
+				path, strerror(errno),
+				nrules ? "LIBSDP_RULES alone" : "TCP everywhere");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(where, sizeof(where), "%s:%d", path, ++n);
+		take_line(line, where);
+	}
+	fclose(f);
+}
+
+__attribute__((constructor)) static void libsdp_init(void)
+{
+	const char *env = getenv("LIBSDP_RULES");
+	const char *path = getenv("LIBSDP_CONFIG_FILE");
+	const char *debug = getenv("LIBSDP_DEBUG");
+
+	real_connect = dlsym(RTLD_NEXT, "connect");
+	real_bind = dlsym(RTLD_NEXT, "bind");
+	real_listen = dlsym(RTLD_NEXT, "listen");
+	rules_warned = !!getenv(WARNED_ENV);
+	if (debug && *debug == '1')
+		log_conf.min_level = LOG_DEBUG_LEVEL;
+	if (env && *env)
+		load_env_rules(env);
+	/* (sdp_run -r without -c: its rules alone, not the system's) */
+	if (!path && env && *env)
+		path = "";
+	else if (!path || !*path)
+		path = "/etc/libsdp.conf";
+	if (*path)
+		load_file(path);
+	if (debug && *debug == '1')
+		log_conf.min_level = LOG_DEBUG_LEVEL;	/* over the file's */
+	setenv(WARNED_ENV, "1", 0);	/* (no threads yet) */
+	if (log_conf.dest == SDP_LOG_FILE) {
+		log_file = fopen(log_conf.path, "ae");
+		if (!log_file)
+			sdp_log(LOG_ERROR_LEVEL, "cannot open %s: %s", log_conf.path,
+				strerror(errno));
+	}
+	sdp_log(LOG_DEBUG_LEVEL, "%s: %zu rules", program_invocation_short_name,
+		nrules);
+}
+
+/* A TCP stream socket of AF_INET or AF_INET6: what the rules apply to. */
+static int is_tcp_socket(int fd)
+{
+	int domain, type, proto;
+	socklen_t len = sizeof(int);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) ||
+	    (domain != AF_INET && domain != AF_INET6))
+		return 0;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    type != SOCK_STREAM)
+		return 0;
+	len = sizeof(int);
+	return !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) &&
+	       proto == IPPROTO_TCP;
+}
+
+/* The options copied from the TCP socket to the SDP one that replaces it. */
+static const struct {
+	int level, name;
+	socklen_t len;
+	const char *what;
+} options[] = {
+	{ SOL_SOCKET, SO_REUSEADDR, sizeof(int), "SO_REUSEADDR" },
+	{ SOL_SOCKET, SO_KEEPALIVE, sizeof(int), "SO_KEEPALIVE" },
+	{ SOL_SOCKET, SO_LINGER, sizeof(struct linger), "SO_LINGER" },
+	{ SOL_SOCKET, SO_OOBINLINE, sizeof(int), "SO_OOBINLINE" },
+	{ SOL_SOCKET, SO_RCVTIMEO, sizeof(struct timeval), "SO_RCVTIMEO" },
+	{ SOL_SOCKET, SO_SNDTIMEO, sizeof(struct timeval), "SO_SNDTIMEO" },
+	{ SOL_SOCKET, SO_PRIORITY, sizeof(int), "SO_PRIORITY" },
+	{ IPPROTO_TCP, TCP_NODELAY, sizeof(int), "TCP_NODELAY" },
+	{ IPPROTO_TCP, TCP_CORK, sizeof(int), "TCP_CORK" },
+	{ IPPROTO_TCP, TCP_KEEPIDLE, sizeof(int), "TCP_KEEPIDLE" },
+	{ IPPROTO_TCP, TCP_KEEPINTVL, sizeof(int), "TCP_KEEPINTVL" },
+	{ IPPROTO_TCP, TCP_KEEPCNT, sizeof(int), "TCP_KEEPCNT" },
+	{ IPPROTO_TCP, TCP_USER_TIMEOUT, sizeof(int), "TCP_USER_TIMEOUT" },
+};
+
+/*
+ * SO_RCVBUF and SO_SNDBUF, where the program set them: the kernel reads
+ * back twice what was set, and a socket that never set them reads the
+ * default, which setting would pin.
+ */
+static void copy_buffer_sizes(int from, int to)
+{
+	static const int names[] = { SO_RCVBUF, SO_SNDBUF };
+	int probe = socket(AF_INET, SOCK_STREAM, 0);
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int val, def = -1;
+		socklen_t len = sizeof(int);
+
+		if (getsockopt(from, SOL_SOCKET, names[i], &val, &len))
+			continue;
+		len = sizeof(int);
+		if (probe >= 0)
+			getsockopt(probe, SOL_SOCKET, names[i], &def, &len);
+		if (val == def)
+			continue;
+		val /= 2;
+		setsockopt(to, SOL_SOCKET, names[i], &val, sizeof(val));
+	}
+	if (probe >= 0)
+		close(probe);
+}
+
+/*
+ * Replaces the TCP socket @fd by an SDP one at the same number, with TCP
+ * fallback if @fallback.  0, or -1 with errno (then @fd is as it was).
+ */
+static int convert(int fd, int fallback)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+	int fl, fdfl, s, one = 1;
+	char buf[sizeof(struct timeval)];
+	size_t i;
+
+	fl = fcntl(fd, F_GETFL);
+	fdfl = fcntl(fd, F_GETFD);
+	if (fl < 0 || fdfl < 0)
+		return -1;
+	s = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	if (s < 0)
+		return -1;
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		socklen_t olen = options[i].len;
+
+		if (getsockopt(fd, options[i].level, options[i].name, buf, &olen))
+			continue;
+		if (setsockopt(s, options[i].level, options[i].name, buf, olen))
+			sdp_log(LOG_DEBUG_LEVEL, "fd %d: %s not carried over: %s",
+				fd, options[i].what, strerror(errno));
+	}
+	copy_buffer_sizes(fd, s);
+	if (fallback && setsockopt(s, SOL_SDP, SDP_FALLBACK, &one, sizeof(one)))
+		goto fail;
+	if (getsockname(fd, (struct sockaddr *)&addr, &len))
+		goto fail;
+	if (addr.ss_family == AF_INET6) {
+		int v6only = 0;
+		socklen_t vlen = sizeof(v6only);
+
+		/* (also makes the SDP socket name itself IPv6 until bound) */
+		getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &vlen);
+		if (setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+			       sizeof(v6only)))
+			goto fail;
+	}
+	/* bound already: the same address and port */
+	if (((struct sockaddr_in *)&addr)->sin_port &&
+	    real_bind(s, (struct sockaddr *)&addr, len))
+		goto fail;
+	if (fcntl(s, F_SETFL, fl) ||
+	    dup3(s, fd, fdfl & FD_CLOEXEC ? O_CLOEXEC : 0) < 0)
+		goto fail;
+	close(s);
+	return 0;
+fail:
+	{
+		int saved = errno;
+
+		close(s);
+		errno = saved;
+	}
+	return -1;
+}
+
+/*
+ * What the rules say of a call of @role on @fd at @addr; makes the socket
+ * SDP if they say so.  0 to go on with the call, or -1 with errno.
+ */
+static int apply_rules(int fd, int role, const struct sockaddr *addr)
+{
+	static int warned;
+	enum sdp_mode mode;
+
+	if (!addr || !is_tcp_socket(fd))
+		return 0;
+	mode = sdp_match(rules, nrules, role, program_invocation_short_name,
+			 addr);
+	if (mode == SDP_MODE_TCP)
+		return 0;
+	if (!convert(fd, mode == SDP_MODE_BOTH)) {
+		sdp_log(LOG_DEBUG_LEVEL, "fd %d: SDP%s for %s", fd,
+			mode == SDP_MODE_BOTH ? " with TCP fallback" : "",
+			role == SDP_ROLE_CLIENT ? "connect" : "bind/listen");
+		return 0;
+	}
+	if (mode == SDP_MODE_BOTH) {
+		sdp_log(LOG_DEBUG_LEVEL, "fd %d stays TCP: %s", fd, strerror(errno));
+		return 0;
+	}
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		sdp_log(LOG_ERROR_LEVEL, "no SDP socket (%s): a rule says sdp, so the network is unreachable",
+			strerror(errno));
+	errno = ENETUNREACH;
+	return -1;
+}
+
+EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	if (apply_rules(fd, SDP_ROLE_CLIENT, addr))
+		return -1;
+	return real_connect(fd, addr, len);
+}
+
+EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	if (apply_rules(fd, SDP_ROLE_SERVER, addr))
+		return -1;
+	return real_bind(fd, addr, len);
+}
+
+/* A listen() with no bind() before: the address it will listen on. */
+EXPORT int listen(int fd, int backlog)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+
+	if (!getsockname(fd, (struct sockaddr *)&addr, &len) &&
+	    apply_rules(fd, SDP_ROLE_SERVER, (struct sockaddr *)&addr))
+		return -1;
+	return real_listen(fd, backlog);
+}

@@ -1,0 +1,166 @@
+#!/bin/bash
+# libsdp.sh: unmodified TCP programs on SDP through libsdp.so and sdp_run.
+# tcp_xfer, a plain TCP client and server (accept4, epoll, non-blocking
+# connect), moves data checked by hash between hosts A and B under rules:
+# sdp at both ends, both against a TCP-only peer at either end, rules that
+# match nothing, children that inherit the library, and sdp.ko absent.
+# What path each took shows in /proc/net/sdpstats; the programs check
+# that their descriptors kept their flags and their names' family.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
+. "$here/bed/hosts.env"
+XFER=$SDP_BUILD/tools/tcp_xfer
+SDP_RUN=$here/../libsdp/sdp_run
+export LIBSDP_LIBRARY=$SDP_BUILD/libsdp/libsdp.so
+PORT=47100
+BYTES=${SDP_LIBSDP_BYTES:-1000000}
+
+# counter $1 has moved by $2 since the copy of sdpstats in $3
+moved_by() {
+    local now past
+    now=$(sdp_stat "$1") past=$(sdp_stat "$1" "$3")
+    ((now - past == $2)) || { echo "$1 moved by $((now - past)), want $2"; return 1; }
+}
+
+# serve N [RULE]: a tcp_xfer server on host B, port PORT, for N connections,
+# under sdp_run with RULE if given; waits until it listens
+serve() {
+    local n=$1
+    shift
+    coproc SERVER { if (($#)); then "$SDP_RUN" -r "$1" "$XFER" server "$SDP_B4" "$PORT" "$n"
+                    else "$XFER" server "$SDP_B4" "$PORT" "$n"; fi 2>&1; }
+    # shellcheck disable=SC2153  # (coproc sets it; bash unsets it when the server ends)
+    server_pid=$SERVER_PID
+    wait_listening
+}
+
+# the server coprocess says it listens (within 30 s)
+wait_listening() {
+    local line=''
+    if ! read -r -t 30 line <&"${SERVER[0]}" || [[ $line != listening ]]; then
+        echo "server: $line"; return 1
+    fi
+}
+
+serve_done() {
+    local rc=0
+    wait "$server_pid" || rc=$?
+    ((rc == 0)) || echo "server exit status $rc"
+    return $rc
+}
+
+sdp_both_ends() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    serve 2 "use sdp server tcp_xfer $SDP_B4:$PORT"
+    "$SDP_RUN" -r "use sdp client * $SDP_B4:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
+    "$SDP_RUN" -r "use sdp client * $SDP_B4:$PORT" "$XFER" client -n "$SDP_B4" $PORT "$BYTES"
+    serve_done
+    moved_by ActiveOpens 2 "$before"
+    moved_by PassiveOpens 2 "$before"
+}
+
+both_client_tcp_server() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    serve 2
+    "$SDP_RUN" -r "use both client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
+    "$SDP_RUN" -r "use both client * *:$PORT" "$XFER" client -n "$SDP_B4" $PORT "$BYTES"
+    serve_done
+    moved_by FallbackRefused 2 "$before"
+    moved_by ActiveOpens 0 "$before"
+}
+
+both_server_tcp_client() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    serve 2 "use both server * *:$PORT"
+    "$XFER" client "$SDP_B4" $PORT "$BYTES"                 # TCP
+    "$SDP_RUN" -r "use sdp client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
+    serve_done
+    moved_by FallbackAccepts 1 "$before"
+    moved_by PassiveOpens 1 "$before"
+}
+
+no_rule_matches() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    serve 1 "use sdp server * *:$((PORT + 1))"
+    "$SDP_RUN" -r "use sdp client other-program *:*" -r "use sdp * * 10.1.0.0/16:*" \
+        "$XFER" client "$SDP_B4" $PORT "$BYTES"
+    serve_done
+    moved_by ActiveOpens 0 "$before"
+    moved_by PassiveOpens 0 "$before"
+}
+
+children_inherit() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    serve 1 "use sdp server * *:$PORT"
+    "$SDP_RUN" -r "use sdp client * *:$PORT" sh -c "\"$XFER\" client $SDP_B4 $PORT $BYTES"
+    serve_done
+    moved_by ActiveOpens 1 "$before"
+}
+
+# ipv6: the same over IPv6, rules with an IPv6 prefix
+ipv6_both_ends() {
+    local before=/tmp/libsdp.before
+    cp /proc/net/sdpstats "$before"
+    coproc SERVER { "$SDP_RUN" -r "use sdp server * [fd99::]/64:$PORT" "$XFER" server "$SDP_B6" "$PORT" 1 2>&1; }
+    # shellcheck disable=SC2153
+    server_pid=$SERVER_PID
+    wait_listening
+    "$SDP_RUN" -r "use both client * [$SDP_B6]:$PORT" "$XFER" client "$SDP_B6" $PORT "$BYTES"
+    serve_done
+    moved_by ActiveOpens 1 "$before"
+    moved_by PassiveOpens 1 "$before"
+}
+
+# sdp.ko absent (unloaded, autoloading off): both stays TCP; sdp fails
+# with ENETUNREACH and one log line; the rules file's faults, once each
+without_module() {
+    local modprobe out rc=0 _
+    modprobe=$(cat /proc/sys/kernel/modprobe)
+    # (the connections of the tests before close in the background)
+    for _ in $(seq 100); do rmmod sdp 2>/dev/null && break; sleep 0.2; done
+    ! grep -q "^sdp " /proc/modules || { echo "sdp.ko stays loaded"; return 1; }
+    echo /bin/false >/proc/sys/kernel/modprobe
+    serve 1
+    "$SDP_RUN" -r "use both client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES" || rc=1
+    out=$("$SDP_RUN" -r "use sdp client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES" 2>&1) && rc=1
+    # (the server's one connection: the TCP one)
+    serve_done || rc=1
+    echo "$modprobe" >/proc/sys/kernel/modprobe
+    if [[ -n ${SDP_MODULE_FILE:-} ]]; then insmod "$SDP_MODULE_FILE"; else modprobe sdp; fi
+    echo "$out"
+    ((rc == 0)) || return 1
+    grep -q "Network is unreachable" <<<"$out"
+    [[ $(grep -c "libsdp" <<<"$out") == 1 ]]
+}
+
+rules_file_faults() {
+    local conf=/tmp/libsdp.test.conf out
+    printf 'use sdp client * *:1\nuse nonsense here\nuse both * * 10.0.0.300:1\n' >"$conf"
+    out=$("$SDP_RUN" -c "$conf" sh -c 'true; true' 2>&1)
+    echo "$out"
+    [[ $(grep -c "libsdp" <<<"$out") == 2 ]]
+    grep -q "$conf:2: " <<<"$out"
+    grep -q "$conf:3: " <<<"$out"
+    out=$("$SDP_RUN" -c /nonexistent/libsdp.conf true 2>&1)
+    echo "$out"
+    grep -q "cannot read /nonexistent/libsdp.conf.*TCP everywhere" <<<"$out"
+}
+
+ktap_plan 8
+ktap_run sdp_both_ends sdp_both_ends
+ktap_run both_client_tcp_server both_client_tcp_server
+ktap_run both_server_tcp_client both_server_tcp_client
+ktap_run no_rule_matches no_rule_matches
+ktap_run children_inherit children_inherit
+ktap_run ipv6_both_ends ipv6_both_ends
+ktap_run rules_file_faults rules_file_faults
+ktap_run without_module without_module
+ktap_finish
