@@ -181,6 +181,15 @@ struct sdp_conn {
 	struct work_struct	backlog_work;
 };
 
+/* The callbacks of a TCP socket that also wake the SDP socket carrying it. */
+enum sdp_fb_callback {
+	SDP_FB_STATE_CHANGE,
+	SDP_FB_DATA_READY,
+	SDP_FB_WRITE_SPACE,
+	SDP_FB_ERROR_REPORT,
+	SDP_FB_CALLBACKS
+};
+
 /**
  * struct sdp_fallback - the TCP fallback of a socket that asked for it
  *	(sdp_fallback.c); allocated when SDP_FALLBACK is first set, or for an
@@ -196,8 +205,8 @@ struct sdp_conn {
  *	connect() reports once
  * @timer: ends an SDP connect() that the RDMA CM leaves unanswered; holds
  *	a reference on @sk while queued
- * @state_change, @data_ready, @write_space, @error_report: the TCP
- *	socket's callbacks, which ours call before they wake @sk's waiters
+ * @saved: the TCP socket's callbacks, which ours call before they wake
+ *	@sk's waiters
  *
  * Lock order: the TCP socket's lock nests inside the SDP socket's, never
  * the other way; the TCP socket's callbacks take no SDP socket lock.
@@ -210,10 +219,8 @@ struct sdp_fallback {
 	spinlock_t		lock;		/* guards @tcp, for /proc */
 	int			connect_err;
 	struct delayed_work	timer;
-	void			(*state_change)(struct sock *tsk);
-	void			(*data_ready)(struct sock *tsk);
-	void			(*write_space)(struct sock *tsk);
-	void			(*error_report)(struct sock *tsk);
+	/* indexed by enum sdp_fb_callback */
+	void			(*saved[SDP_FB_CALLBACKS])(struct sock *tsk);
 };
 
 /**

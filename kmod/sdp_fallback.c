@@ -117,65 +117,54 @@ static void sdp_fb_wake(struct sock *sk, __poll_t key)
 	rcu_read_unlock();
 }
 
-static void sdp_fb_state_change(struct sock *tsk)
+/*
+ * A callback of a TCP socket that an SDP socket carries: TCP's own, then
+ * a wake-up of the SDP socket's waiters with @key (0: all, as for a state
+ * change).
+ */
+static void sdp_fb_forward(struct sock *tsk, enum sdp_fb_callback which,
+			   __poll_t key)
 {
 	struct sock *sk;
 
 	read_lock_bh(&tsk->sk_callback_lock);
 	sk = sdp_fb_owner(tsk);
 	if (sk) {
-		sdp_sk(sk)->fb->state_change(tsk);
-		sdp_fb_wake(sk, 0);
+		sdp_sk(sk)->fb->saved[which](tsk);
+		sdp_fb_wake(sk, key);
 	}
 	read_unlock_bh(&tsk->sk_callback_lock);
+}
+
+static void sdp_fb_state_change(struct sock *tsk)
+{
+	sdp_fb_forward(tsk, SDP_FB_STATE_CHANGE, 0);
 }
 
 static void sdp_fb_data_ready(struct sock *tsk)
 {
-	struct sock *sk;
-
-	read_lock_bh(&tsk->sk_callback_lock);
-	sk = sdp_fb_owner(tsk);
-	if (sk) {
-		sdp_sk(sk)->fb->data_ready(tsk);
-		sdp_fb_wake(sk, EPOLLIN | EPOLLRDNORM | EPOLLRDBAND);
-	}
-	read_unlock_bh(&tsk->sk_callback_lock);
+	sdp_fb_forward(tsk, SDP_FB_DATA_READY,
+		       EPOLLIN | EPOLLRDNORM | EPOLLRDBAND);
 }
 
 static void sdp_fb_write_space(struct sock *tsk)
 {
-	struct sock *sk;
-
-	read_lock_bh(&tsk->sk_callback_lock);
-	sk = sdp_fb_owner(tsk);
-	if (sk) {
-		sdp_sk(sk)->fb->write_space(tsk);
-		sdp_fb_wake(sk, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
-	}
-	read_unlock_bh(&tsk->sk_callback_lock);
+	sdp_fb_forward(tsk, SDP_FB_WRITE_SPACE,
+		       EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 }
 
 static void sdp_fb_error_report(struct sock *tsk)
 {
-	struct sock *sk;
-
-	read_lock_bh(&tsk->sk_callback_lock);
-	sk = sdp_fb_owner(tsk);
-	if (sk) {
-		sdp_sk(sk)->fb->error_report(tsk);
-		sdp_fb_wake(sk, EPOLLERR);
-	}
-	read_unlock_bh(&tsk->sk_callback_lock);
+	sdp_fb_forward(tsk, SDP_FB_ERROR_REPORT, EPOLLERR);
 }
 
 /* Gives @tsk the callbacks @fb saved.  Its sk_callback_lock held. */
 static void sdp_fb_restore(struct sock *tsk, const struct sdp_fallback *fb)
 {
-	tsk->sk_state_change = fb->state_change;
-	tsk->sk_data_ready = fb->data_ready;
-	tsk->sk_write_space = fb->write_space;
-	tsk->sk_error_report = fb->error_report;
+	tsk->sk_state_change = fb->saved[SDP_FB_STATE_CHANGE];
+	tsk->sk_data_ready = fb->saved[SDP_FB_DATA_READY];
+	tsk->sk_write_space = fb->saved[SDP_FB_WRITE_SPACE];
+	tsk->sk_error_report = fb->saved[SDP_FB_ERROR_REPORT];
 }
 
 /* @sk's TCP socket wakes @sk's waiters too.  Socket lock held. */
@@ -185,10 +174,10 @@ static void sdp_fb_hook(struct sock *sk, struct socket *tcp)
 	struct sock *tsk = tcp->sk;
 
 	write_lock_bh(&tsk->sk_callback_lock);
-	fb->state_change = tsk->sk_state_change;
-	fb->data_ready = tsk->sk_data_ready;
-	fb->write_space = tsk->sk_write_space;
-	fb->error_report = tsk->sk_error_report;
+	fb->saved[SDP_FB_STATE_CHANGE] = tsk->sk_state_change;
+	fb->saved[SDP_FB_DATA_READY] = tsk->sk_data_ready;
+	fb->saved[SDP_FB_WRITE_SPACE] = tsk->sk_write_space;
+	fb->saved[SDP_FB_ERROR_REPORT] = tsk->sk_error_report;
 	__rcu_assign_sk_user_data_with_flags(tsk, sk, SK_USER_DATA_NOCOPY);
 	tsk->sk_state_change = sdp_fb_state_change;
 	tsk->sk_data_ready = sdp_fb_data_ready;
