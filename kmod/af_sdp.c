@@ -255,7 +255,6 @@ static int sdp_release(struct socket *sock)
 		return 0;
 	ssk = sdp_sk(sk);
 
-	sdp_fb_release(sk);
 	/* First: no more connection requests come to it. */
 	sdp_port_unbind(sk);
 	lock_sock(sk);
@@ -272,6 +271,8 @@ static int sdp_release(struct socket *sock)
 	release_sock(sk);
 	sock->sk = NULL;
 
+	/* (orphaned, the socket can no longer take up a TCP connection) */
+	sdp_fb_release(sk);
 	sdp_conn_destroy(conn, true);
 	list_for_each_entry_safe(child, tmp, &children, accept_node) {
 		list_del_init(&child->accept_node);

@@ -537,8 +537,10 @@ int sdp_fb_alloc(struct sock *sk)
 }
 
 /*
- * The user closed @sk: its TCP socket goes, and the timer stops.  No
- * lock held.  The rest goes with @sk (sdp_fb_free()).
+ * The user closed @sk: its TCP socket goes, and the timer stops.  After
+ * sock_orphan(), so that no fallback starts any more (sdp_fb_connect()
+ * wants the user's socket); no lock held.  The rest goes with @sk
+ * (sdp_fb_free()).
  */
 void sdp_fb_release(struct sock *sk)
 {
