@@ -284,12 +284,15 @@ static int sdp_fb_create(struct sock *sk, struct socket **tcp)
 	struct sockaddr_storage addr;
 	int len, ret;
 
+	*tcp = NULL;
 	if (!sdp_tcp[sdp_family_index(family)].base)
 		return -EAFNOSUPPORT;
 	ret = __sock_create(sock_net(sk), family, SOCK_STREAM, IPPROTO_TCP,
 			    tcp, 0);
-	if (ret)
+	if (ret) {
+		*tcp = NULL;
 		return ret;
+	}
 	sdp_fb_copy_options((*tcp)->sk, sk);
 	if (sdp_sk(sk)->bound) {
 		len = sdp_fill_sockaddr(sk, (struct sockaddr *)&addr, false);
