@@ -491,6 +491,7 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 		   struct rdma_cm_event *ev);
 int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
+void sdp_connect_failed(struct sock *sk, int err);
 
 /* sdp_cq.c */
 void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc);

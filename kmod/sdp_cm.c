@@ -100,6 +100,21 @@ static const char *sdp_hello_ack_error(const struct rdma_cm_event *ev)
 }
 
 /*
+ * @sk's active open failed with @err (negative), its connection taken:
+ * it goes TCP if it may (sdp_fb_connect()), else to TCP_CLOSE with the
+ * error.  Socket lock held.
+ */
+void sdp_connect_failed(struct sock *sk, int err)
+{
+	sdp_stat_inc(sock_net(sk), SDP_MIB_OPEN_FAILS);
+	err = sdp_fb_connect(sk, err);
+	if (err) {
+		sk->sk_shutdown = SHUTDOWN_MASK;
+		sdp_set_error(sk, err);
+	}
+}
+
+/*
  * Ends @sk's connection with @err (negative): the socket goes to TCP_CLOSE
  * and its callers see the error; so does a listener whose device went
  * away.  Takes the connection out of the socket and frees it, if it is
@@ -114,10 +129,8 @@ static int sdp_cm_fail(struct sock *sk, struct rdma_cm_id *id, int err)
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id)
 		conn = sdp_conn_take(sk);
 	if (conn && sk->sk_state == TCP_SYN_SENT) {
-		sdp_stat_inc(sock_net(sk), SDP_MIB_OPEN_FAILS);
-		err = sdp_fb_connect(sk, err);	/* 0: it went TCP */
-	}
-	if (conn && err && sk->sk_state != TCP_CLOSE) {
+		sdp_connect_failed(sk, err);
+	} else if (conn && sk->sk_state != TCP_CLOSE) {
 		sk->sk_shutdown = SHUTDOWN_MASK;
 		sdp_set_error(sk, err);
 	}

@@ -399,19 +399,12 @@ static void sdp_fb_timeout(struct work_struct *work)
 					       struct sdp_fallback, timer);
 	struct sock *sk = fb->sk;
 	struct sdp_conn *conn = NULL;
-	int err;
 
 	lock_sock(sk);
 	if (sk->sk_state == TCP_SYN_SENT && !fb->tcp)
 		conn = sdp_conn_take(sk);
-	if (conn) {
-		sdp_stat_inc(sock_net(sk), SDP_MIB_OPEN_FAILS);
-		err = sdp_fb_connect(sk, -ETIMEDOUT);
-		if (err) {
-			sk->sk_shutdown = SHUTDOWN_MASK;
-			sdp_set_error(sk, err);
-		}
-	}
+	if (conn)
+		sdp_connect_failed(sk, -ETIMEDOUT);
 	release_sock(sk);
 	sdp_conn_destroy(conn, true);
 	sock_put(sk);
@@ -449,8 +442,6 @@ int sdp_fb_listen(struct sock *sk, int backlog)
 		return 0;
 	if (fb->tcp)
 		return kernel_listen(fb->tcp, backlog);
-	if (!sk->sk_socket || !sk->sk_socket->file)
-		return -EOPNOTSUPP;
 	ret = sdp_fb_create(sk, &tcp);
 	if (!ret)
 		ret = kernel_listen(tcp, backlog);
