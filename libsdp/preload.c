@@ -10,7 +10,10 @@
  * the client rules, for an AF_INET or AF_INET6 stream socket of TCP
  * alone: the socket itself says what it is (SO_DOMAIN, SO_TYPE,
  * SO_PROTOCOL), so sockets made or copied any way are seen, and no
- * other is touched.  A rule of mode sdp or both replaces the socket, at
+ * other is touched; nor is one that is already connecting, connected or
+ * listening, or one that SDP carries (a connect() again after a
+ * non-blocking one, as hiredis does, must reach the socket that the first
+ * one made).  A rule of mode sdp or both replaces the socket, at
  * the same descriptor number, by an SDP socket (family 27) with the same
  * file flags, descriptor flags, options and address; both turns on SDP's
  * TCP fallback (SOL_SDP, SDP_FALLBACK), which lives in the kernel.
@@ -197,6 +200,24 @@ static int is_tcp_socket(int fd)
 	       proto == IPPROTO_TCP;
 }
 
+/*
+ * A TCP socket that is still to connect or listen (TCP_CLOSE), and not one
+ * that SDP's fallback made: those answer SOL_SDP, and stay as they are.
+ */
+static int is_unused_tcp_socket(int fd)
+{
+	struct tcp_info info;
+	socklen_t len = sizeof(info);
+	int path;
+
+	if (!is_tcp_socket(fd) ||
+	    getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) ||
+	    info.tcpi_state != TCP_CLOSE)
+		return 0;
+	len = sizeof(path);
+	return getsockopt(fd, SOL_SDP, SDP_PATH, &path, &len) != 0;
+}
+
 /* The options copied from the TCP socket to the SDP one that replaces it. */
 static const struct {
 	int level, name;
@@ -318,7 +339,7 @@ static int apply_rules(int fd, int role, const struct sockaddr *addr)
 	static int warned;
 	enum sdp_mode mode;
 
-	if (!addr || !is_tcp_socket(fd))
+	if (!addr || !is_unused_tcp_socket(fd))
 		return 0;
 	mode = sdp_match(rules, nrules, role, program_invocation_short_name,
 			 addr);

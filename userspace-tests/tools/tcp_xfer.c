@@ -10,7 +10,8 @@
  *   tcp_xfer server ADDRESS PORT CONNECTIONS
  *   tcp_xfer client [-n] ADDRESS PORT BYTES
  *
- * -n: a non-blocking connect(), waited for with poll() and SO_ERROR.
+ * -n: a non-blocking connect(), waited for with poll() and SO_ERROR, then
+ *     connect() again, which must say it is connected (0 or EISCONN).
  * ADDRESS: IPv4 or IPv6.  The server prints "listening" once it does.
  * Exit status 0 iff everything held.
  */
@@ -182,6 +183,9 @@ static int client(const char *host, int port, long long bytes, int nonblock)
 			errno = soerr;
 			return fail("connect (SO_ERROR)");
 		}
+		/* as hiredis does: connect() again says the connection is made */
+		if (connect(fd, (struct sockaddr *)&ss, len) && errno != EISCONN)
+			return fail("connect again");
 	}
 	if (check_socket(fd, ss.ss_family, nonblock))
 		return 1;
