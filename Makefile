@@ -107,6 +107,10 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/fallback \
 	 $(BUILD)/selftests/libsdp_rules \
 	 userspace-tests/tests/libsdp.sh \
+	 userspace-tests/tests/apps_iperf3.sh \
+	 userspace-tests/tests/apps_redis.sh \
+	 userspace-tests/tests/apps_nginx.sh \
+	 userspace-tests/tests/apps_ssh.sh \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/rx_nomem.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
@@ -122,10 +126,11 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \
 	 userspace-tests/tests/nfs_faults.sh \
+	 userspace-tests/tests/apps_ganesha.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 # The core of the suite: the socket contract, then kernel RPC and NFS over
-# SDP.  What `make check` runs on a kernel between the oldest and the
+# SDP (nfsd, and NFS-Ganesha under libsdp).  What `make check` runs on a kernel between the oldest and the
 # newest (bed/check-kernels says which; make check-all runs the whole
 # suite everywhere).
 TESTS_CORE := userspace-tests/tests/rxe_link.sh \
@@ -138,7 +143,8 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/fallback \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
-	 userspace-tests/tests/nfs_sdp.sh
+	 userspace-tests/tests/nfs_sdp.sh \
+	 userspace-tests/tests/apps_ganesha.sh
 SUITE ?= full
 
 .PHONY: all deps modules lint install uninstall userspace check check-all check-kernel demo \
