@@ -18,8 +18,9 @@
 #                 checkpatch --strict on the test modules under userspace-tests/
 #   make install / uninstall   DKMS install / removal for KVER
 #   make shell    an interactive shell in the test bed
-#   make bench    deps, DKMS install, qperf/rstream figures from the bed
-#                 (a table and a plot; see userspace-tests/bench/run-bench)
+#   make bench    deps, DKMS install, figures from the bed: qperf, rstream,
+#                 RPC, NFS, and real programs over TCP, libsdp and
+#                 librspreload (tables and plots; see userspace-tests/bench/run-bench)
 #   make read-sock-test  the in-kernel test modules (part of `make userspace`)
 #   make krpc-bw-test    the kernel RPC bandwidth client and server modules
 #                 (part of `make userspace`)

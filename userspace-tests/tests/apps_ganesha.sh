@@ -3,9 +3,10 @@
 # library, unmodified, on SDP through sdp_run (lib/sdp_apps.sh), serving the
 # kernel's NFS client (the patched sunrpc.ko and nfs.ko, lib/sunrpc_modules.sh)
 # mounted with proto=sdp: kernel and user-space RPC over SDP.  Ganesha
-# exports a tmpfs on host B (FSAL VFS, NFSv4 only, no grace period); host A
-# writes a file through the mount, host B's copy and host A's read after a
-# remount (from the server) have the file's checksum.
+# exports an ext4 file system on host B (FSAL VFS, NFSv4 only, no grace
+# period; a loop device, as ganesha 6's VFS does not export a tmpfs); host A
+# writes a file through the mount, and host B's copy and host A's read after
+# a remount (from the server) are the file, byte for byte.
 #  - sdp: ganesha listens on SDP only; the vers=4.1,proto=sdp mount is one
 #    SDP connection to 2049 and no TCP connection exists.
 #  - ganesha under a `both` rule: a proto=tcp mount (the kernel's plain TCP
@@ -41,7 +42,8 @@ server() {
 # one connection to 2049 of that kind, and none of the other
 mount_over() {
     local sdp=0 tcp=0
-    timeout -k 5 120 mount -i -t nfs4 -o "$OPTS,proto=$1" "$SDP_B4:/export" "$MNT"
+    timeout -k 5 120 mount -i -t nfs4 -o "$OPTS,proto=$1" "$SDP_B4:/export" "$MNT" ||
+        { echo "--- ganesha's log:"; tail -n 30 "$GANESHA/ganesha.log"; return 1; }
     grep " $MNT " /proc/mounts
     if [[ $1 == sdp ]]; then sdp=1; else tcp=2; fi    # (TCP: both ends in ss)
     [[ $(nfs_sdp_conns "$SDP_B4") == "$sdp" && $(nfs_tcp_conns) == "$tcp" ]] ||
@@ -68,7 +70,11 @@ setup() {
     sunrpc_load_patched
     modprobe -a nfsv4
     mkdir -p "$GANESHA" "$EXPORT" "$MNT" /run/rpcbind
-    mountpoint -q "$EXPORT" || mount -t tmpfs -o size=$((BYTES * 3 / 1048576 + 16))m tmpfs "$EXPORT"
+    if ! mountpoint -q "$EXPORT"; then
+        truncate -s $((BYTES * 3 / 1048576 + 32))M "$APPS_WORK/export.img"
+        mkfs.ext4 -q -F "$APPS_WORK/export.img"
+        mount -o loop "$APPS_WORK/export.img" "$EXPORT"
+    fi
     head -c "$BYTES" /dev/urandom >"$DATA"
     # ganesha registers its programs with rpcbind (which outlives this
     # case: not an app_start)
