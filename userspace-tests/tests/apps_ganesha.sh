@@ -73,6 +73,7 @@ setup() {
     if ! mountpoint -q "$EXPORT"; then
         truncate -s $((BYTES * 3 / 1048576 + 32))M "$APPS_WORK/export.img"
         mkfs.ext4 -q -F "$APPS_WORK/export.img"
+        modprobe loop    # (the bed has no /dev/loop-control to load it on demand)
         mount -o loop "$APPS_WORK/export.img" "$EXPORT"
     fi
     head -c "$BYTES" /dev/urandom >"$DATA"
