@@ -8,9 +8,10 @@
 #    /proc/net/sdp (path sdp) while it runs, one SDP open at each end, and
 #    SDP carried the files.
 #  - curl under a `both` rule against an nginx that speaks only TCP: the
-#    connection falls back (FallbackRefused +1), no SDP open.
-#  - nginx under a `both` rule with a plain curl (FallbackAccepts +1), and
-#    an SDP curl of the same nginx, which gets SDP.
+#    connection falls back (FallbackRefused +1, path tcp in /proc/net/sdp
+#    while it runs), no SDP open.
+#  - nginx under a `both` rule with a plain curl (FallbackAccepts +1, path
+#    tcp), and an SDP curl of the same nginx, which gets SDP.
 # Env: SDP_APPS_FILE_MIB  the large file (default 64 MiB)
 #      SDP_APPS_REQUESTS  the small file's requests (default 50)
 # shellcheck disable=SC2317,SC2329  # (the checks run through ktap_run)
@@ -91,7 +92,9 @@ sdp_both_ends() {
 both_client_tcp_server() {
     apps_stats_mark
     server "" tcp
+    app_watch_start "$PORT" tcp
     fetch "use both client curl *:$PORT"
+    app_watch_saw
     app_stop server
     moved_by FallbackRefused 1
     moved_by ActiveOpens 0
@@ -100,7 +103,9 @@ both_client_tcp_server() {
 both_server_tcp_client() {
     apps_stats_mark
     server "use both server nginx *:$PORT" both
+    app_watch_start "$PORT" tcp
     fetch ""
+    app_watch_saw
     moved_by FallbackAccepts 1
     fetch "use sdp client curl *:$PORT"
     app_stop server
