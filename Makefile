@@ -131,7 +131,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
 # The core of the suite: the socket contract, then kernel RPC and NFS over
-# SDP (nfsd, and NFS-Ganesha under libsdp).  What `make check` runs on a kernel between the oldest and the
+# SDP, then real programs under libsdp (NFS-Ganesha among them).  What `make check` runs on a kernel between the oldest and the
 # newest (bed/check-kernels says which; make check-all runs the whole
 # suite everywhere).
 TESTS_CORE := userspace-tests/tests/rxe_link.sh \
@@ -145,6 +145,10 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \
+	 userspace-tests/tests/apps_iperf3.sh \
+	 userspace-tests/tests/apps_redis.sh \
+	 userspace-tests/tests/apps_nginx.sh \
+	 userspace-tests/tests/apps_ssh.sh \
 	 userspace-tests/tests/apps_ganesha.sh
 SUITE ?= full
 

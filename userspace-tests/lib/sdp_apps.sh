@@ -22,11 +22,16 @@
 #   moved_by NAME N        counter NAME moved by exactly N since the mark
 #   moved_at_least NAME N  ... by N or more
 #   same_file A B          B is a copy of A, byte for byte
+#   apps_cases             the plan and the cases of a client and server
+#                          test: setup (if it has one), sdp_both_ends,
+#                          both_client_tcp_server, both_server_tcp_client,
+#                          then no SDP socket left behind
 
 APPS_WORK=${APPS_WORK:-/run/sdp-apps}    # /run: the guest's own tmpfs
 SDP_RUN=$SDP_TESTS_DIR/../libsdp/sdp_run
 export LIBSDP_LIBRARY=$SDP_BUILD/libsdp/libsdp.so
 declare -A APP_PID=()
+APPS_SOCKETS0=$(sdp_socks)
 
 app_start() {
     local name=$1 rule=$2
@@ -169,4 +174,15 @@ moved_at_least() {
 
 same_file() {
     cmp "$1" "$2" || { echo "$2 is not a copy of $1"; return 1; }
+}
+
+apps_no_socket_left() { rm -rf "$APPS_WORK"; sdp_wait_socks "$APPS_SOCKETS0"; }
+
+apps_cases() {
+    local cases=(sdp_both_ends both_client_tcp_server both_server_tcp_client) c
+    ! declare -F setup >/dev/null || cases=(setup "${cases[@]}")
+    ktap_plan $((${#cases[@]} + 1))
+    for c in "${cases[@]}"; do ktap_run "$c" "$c"; done
+    ktap_run no_socket_left apps_no_socket_left
+    ktap_finish
 }

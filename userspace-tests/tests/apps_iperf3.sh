@@ -26,7 +26,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_apps.sh"
 PORT=5201
 BYTES=${SDP_APPS_BYTES:-16777216}
-SOCKETS0=$(sdp_socks)
 
 # server RULE PATH: an iperf3 server on host B for one test, under RULE,
 # listening on PATH (sdp, tcp, both)
@@ -77,11 +76,4 @@ both_server_tcp_client() {
     moved_by PassiveOpens 2
 }
 
-no_socket_left() { sdp_wait_socks "$SOCKETS0"; }
-
-ktap_plan 4
-ktap_run sdp_both_ends sdp_both_ends
-ktap_run both_client_tcp_server both_client_tcp_server
-ktap_run both_server_tcp_client both_server_tcp_client
-ktap_run no_socket_left no_socket_left
-ktap_finish
+apps_cases

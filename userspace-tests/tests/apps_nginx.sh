@@ -26,7 +26,6 @@ PORT=8080
 FILE_MIB=${SDP_APPS_FILE_MIB:-64}
 REQUESTS=${SDP_APPS_REQUESTS:-50}
 WWW=$APPS_WORK/www NGX=$APPS_WORK/nginx GOT=$APPS_WORK/got
-SOCKETS0=$(sdp_socks)
 
 # server RULE PATH: nginx on host B under RULE, listening on PATH
 server() {
@@ -113,12 +112,4 @@ both_server_tcp_client() {
     moved_by FallbackAccepts 1
 }
 
-no_socket_left() { rm -rf "$APPS_WORK"; sdp_wait_socks "$SOCKETS0"; }
-
-ktap_plan 5
-ktap_run setup setup
-ktap_run sdp_both_ends sdp_both_ends
-ktap_run both_client_tcp_server both_client_tcp_server
-ktap_run both_server_tcp_client both_server_tcp_client
-ktap_run no_socket_left no_socket_left
-ktap_finish
+apps_cases

@@ -27,7 +27,6 @@ VALUE_BYTES=${SDP_APPS_VALUE_BYTES:-1048576}
 REQUESTS=${SDP_APPS_REDIS_REQUESTS:-5000}
 CLIENTS=4
 VALUE=$APPS_WORK/redis.value GOT=$APPS_WORK/redis.got
-SOCKETS0=$(sdp_socks)
 
 # server RULE PATH: redis-server on host B, nothing saved, under RULE,
 # listening on PATH (sdp, tcp, both)
@@ -102,12 +101,4 @@ both_server_tcp_client() {
     moved_by FallbackAccepts 2
 }
 
-no_socket_left() { rm -rf "$APPS_WORK"; sdp_wait_socks "$SOCKETS0"; }
-
-ktap_plan 5
-ktap_run setup setup
-ktap_run sdp_both_ends sdp_both_ends
-ktap_run both_client_tcp_server both_client_tcp_server
-ktap_run both_server_tcp_client both_server_tcp_client
-ktap_run no_socket_left no_socket_left
-ktap_finish
+apps_cases

@@ -24,7 +24,6 @@ BYTES=${SDP_APPS_SSH_BYTES:-4194304}
 SSHD=$APPS_WORK/sshd DATA=$APPS_WORK/ssh.data COPY=$APPS_WORK/ssh.copy
 SSH_OPTS=(-i "$SSHD/id" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
           -o BatchMode=yes -o LogLevel=ERROR)
-SOCKETS0=$(sdp_socks)
 
 # server RULE PATH: sshd on host B under RULE, listening on PATH
 server() {
@@ -104,12 +103,4 @@ both_server_tcp_client() {
     moved_by FallbackAccepts 1
 }
 
-no_socket_left() { rm -rf "$APPS_WORK"; sdp_wait_socks "$SOCKETS0"; }
-
-ktap_plan 5
-ktap_run setup setup
-ktap_run sdp_both_ends sdp_both_ends
-ktap_run both_client_tcp_server both_client_tcp_server
-ktap_run both_server_tcp_client both_server_tcp_client
-ktap_run no_socket_left no_socket_left
-ktap_finish
+apps_cases
