@@ -266,6 +266,8 @@ struct sdp_fallback {
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
  * @rx_since_adv: messages received since that message
  * @rx_queued: bytes received and not yet read (SIOCINQ)
+ * @bytes_sent: payload bytes posted, @bytes_received: payload bytes
+ *	received, for TCP_INFO
  * @ring_bytes: bytes of the connection's ring buffers that have pages,
  *	for /proc/net/sdp, which reads it without the lock
  * @disconn_pending: a DisConn waits for credits
@@ -344,6 +346,8 @@ struct sdp_sock {
 	u32			rx_adv;
 	u32			rx_since_adv;
 	u32			rx_queued;
+	u64			bytes_sent;
+	u64			bytes_received;
 	unsigned long		ring_bytes;
 	bool			disconn_pending;
 	bool			disconn_sent;

@@ -156,6 +156,45 @@ static int sdp_maxseg(const struct sock *sk)
 	return ssk->user_mss ? min(max, ssk->user_mss) : max;
 }
 
+/*
+ * TCP_INFO, with the figures SDP has: the state; for a listener its
+ * backlog, as TCP gives it; else the message sizes, the credits as the
+ * congestion window (messages the peer has buffers for: times snd_mss,
+ * the bytes it can take now), the messages in flight and each way, the
+ * payload bytes each way and those held back.  The RC connection
+ * retransmits in the device, out of sight: no retransmits, no RTT.
+ * @len: what the caller has room for, up to the kernel's struct.
+ */
+static int sdp_tcp_info(struct sock *sk, char __user *optval,
+			int __user *optlen, unsigned int len)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+	struct tcp_info info = {};
+
+	len = min_t(unsigned int, len, sizeof(info));
+	lock_sock(sk);
+	info.tcpi_state = sk->sk_state;
+	if (sk->sk_state == TCP_LISTEN) {
+		info.tcpi_unacked = READ_ONCE(sk->sk_ack_backlog);
+		info.tcpi_sacked = READ_ONCE(sk->sk_max_ack_backlog);
+	} else {
+		info.tcpi_snd_mss = sdp_maxseg(sk);
+		info.tcpi_rcv_mss = sdp_rx_buf_size - sizeof(struct sdp_bsdh);
+		info.tcpi_advmss = info.tcpi_rcv_mss;
+		info.tcpi_snd_cwnd = max(ssk->tx_credits, 0);
+		info.tcpi_unacked = ssk->tx_head - ssk->tx_tail;
+		info.tcpi_segs_out = ssk->tx_mseq;
+		info.tcpi_segs_in = ssk->rx_mseq;
+		info.tcpi_bytes_sent = ssk->bytes_sent;
+		info.tcpi_bytes_received = ssk->bytes_received;
+		info.tcpi_notsent_bytes = ssk->tx_held;
+	}
+	release_sock(sk);
+	if (put_user(len, optlen) || copy_to_user(optval, &info, len))
+		return -EFAULT;
+	return 0;
+}
+
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen)
 {
@@ -173,6 +212,8 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
+	if (level == SOL_TCP && optname == TCP_INFO)
+		return sdp_tcp_info(sk, optval, optlen, len);
 	len = min_t(unsigned int, len, sizeof(int));
 
 	if (level == SOL_IPV6) {

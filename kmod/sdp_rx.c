@@ -343,6 +343,7 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 
 	sdp_stat_msg(sock_net(sk), SDP_MIB_RX_MSG, bsdh->mid);
 	sdp_stat_add(sock_net(sk), SDP_MIB_RX_BYTES, len);
+	ssk->bytes_received += len;
 	ssk->rx_mseq = ntohl(bsdh->mseq);
 	ssk->rx_since_adv++;
 	ssk->rx_stamp = jiffies;

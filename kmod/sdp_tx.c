@@ -156,6 +156,7 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 		ssk->tx_held = 0;
 	sk_wmem_queued_add(sk, sizeof(*bsdh));	/* the payload is counted */
 	sdp_stat_msg(sock_net(sk), SDP_MIB_TX_MSG, mid);
+	ssk->bytes_sent += payload;
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	return 0;
 }

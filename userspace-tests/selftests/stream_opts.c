@@ -576,6 +576,69 @@ static int check_keepalive(int fd, int name, int max, int dflt)
 	return 0;
 }
 
+/*
+ * The kernel's struct tcp_info goes on after glibc's, which stops at
+ * tcpi_total_retrans (linux/tcp.h cannot be included beside
+ * netinet/tcp.h): the uapi layout, up to tcpi_bytes_sent.
+ */
+struct tcp_info_ext {
+	struct tcp_info base;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent;
+};
+
+/*
+ * TCP_INFO: the state of a new, a listening and a connected socket; a
+ * connected one's segment sizes, its messages and payload bytes each way;
+ * a short buffer gets the start of the struct, a long one the whole.
+ */
+TEST_F(opts, tcp_info)
+{
+	unsigned char big[1024];
+	struct tcp_info_ext info;
+	uint64_t off = 0, roff = 0;
+	socklen_t len = sizeof(info);
+	int afd;
+
+	ASSERT_EQ(0, getsockopt(self->ufd, SOL_TCP, TCP_INFO, &info, &len));
+	EXPECT_EQ(TCP_CLOSE, info.base.tcpi_state);
+	len = sizeof(info);
+	ASSERT_EQ(0, getsockopt(self->lfd, SOL_TCP, TCP_INFO, &info, &len));
+	EXPECT_EQ(TCP_LISTEN, info.base.tcpi_state);
+	EXPECT_LT(0, info.base.tcpi_sacked);	/* the backlog's limit */
+
+	ASSERT_EQ(0, stream_connect_fd(self->ufd, self->lfd, &self->b, self->blen, &afd));
+	ASSERT_EQ(0, stream_send_pattern(self->ufd, 5, &off, 100000, 0));
+	ASSERT_EQ(0, stream_recv_pattern(afd, 5, &roff, 100000, 0));
+	len = sizeof(info);
+	ASSERT_EQ(0, getsockopt(self->ufd, SOL_TCP, TCP_INFO, &info, &len));
+	EXPECT_EQ(sizeof(info), len);
+	EXPECT_EQ(TCP_ESTABLISHED, info.base.tcpi_state);
+	EXPECT_EQ(get_int(self->ufd, SOL_TCP, TCP_MAXSEG), (int)info.base.tcpi_snd_mss);
+	EXPECT_LT(0, info.base.tcpi_rcv_mss);
+	EXPECT_LE(100000, info.bytes_sent);
+	EXPECT_LT(0, info.segs_out);
+	if (variant->sdp)	/* the RC connection retransmits out of sight */
+		EXPECT_EQ(0, info.base.tcpi_total_retrans);
+	len = sizeof(info);
+	ASSERT_EQ(0, getsockopt(afd, SOL_TCP, TCP_INFO, &info, &len));
+	EXPECT_EQ(100000, info.bytes_received);
+	EXPECT_LT(0, info.segs_in);
+
+	len = 1;
+	ASSERT_EQ(0, getsockopt(afd, SOL_TCP, TCP_INFO, big, &len));
+	EXPECT_EQ(1, len);
+	EXPECT_EQ(TCP_ESTABLISHED, big[0]);
+	len = sizeof(big);
+	ASSERT_EQ(0, getsockopt(afd, SOL_TCP, TCP_INFO, big, &len));
+	EXPECT_LE(sizeof(info), len);
+	EXPECT_GT(sizeof(big), len);
+	close(afd);
+}
+
 /* Keepalive tuning: idle and interval up to 32767 s, up to 127 probes. */
 TEST_F(opts, tcp_keepalive)
 {
