@@ -29,7 +29,6 @@ GANESHA=$APPS_WORK/ganesha EXPORT=$APPS_WORK/export MNT=$APPS_WORK/mnt
 DATA=$APPS_WORK/nfs.data
 OPTS="vers=4.1,soft,timeo=300,retrans=2,addr=$SDP_B4"
 MODULES0=$(modules_now)
-SOCKETS0=$(sdp_socks)
 
 # server RULE PATH: ganesha.nfsd on host B under RULE, listening on PATH
 server() {
@@ -147,7 +146,7 @@ trap stop_all EXIT
 
 stops_and_unloads() {
     stop_all
-    sdp_wait_socks "$SOCKETS0"
+    sdp_wait_socks "$APPS_SOCKETS0"
     modules_unload_since "$MODULES0"
     ! module_loaded sunrpc || { echo "sunrpc is still loaded"; return 1; }
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # apps_redis.sh: redis-server with redis-cli and redis-benchmark, unmodified,
 # on SDP through sdp_run (lib/sdp_apps.sh).  redis-cli stores a binary value
-# (SET from a file) and reads it back (GET): the same checksum.
+# (SET from a file) and reads it back (GET): the same bytes.
 # redis-benchmark runs SET and GET from several clients at once (hiredis:
 # non-blocking connects, its own event loop) and reports requests per
 # second, p50 and p99 latency.
