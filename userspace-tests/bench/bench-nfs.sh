@@ -20,6 +20,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_nfs.sh"
 . "$here/lib/sdp_resources.sh"
+. "$here/lib/sdp_qperf.sh"    # (rxe_counter)
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 RUNS=${SDP_BENCH_RUNS:-3}
 NFS_MIB=${SDP_BENCH_NFS_MIB:-64}
@@ -31,7 +32,6 @@ MNT=$WORK/mnt SRC=$WORK/src.bin
 RDMA_PORT=20049
 
 log() { printf '%s\n' "$*" >>"$LOG"; }
-rxe_pkts() { rdma statistic show link "$SDP_B_RDMA/1" | grep -oE " rcvd_pkts [0-9]+" | cut -d' ' -f3; }
 
 opts_for() {
     local o="vers=4.2,addr=$SDP_B4,clientaddr=$SDP_A4,soft,timeo=600,retrans=2"
@@ -52,7 +52,7 @@ nfs_case() {
     local proto=$1 run t0 t1 want got sdp0 rxe0 w r ws=() rs=()
     local bytes=$((NFS_MIB * 1048576))
     want=$(sha256sum <"$SRC" | cut -d' ' -f1)
-    sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_pkts)
+    sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_counter "$SDP_B_RDMA" rcvd_pkts)
     for ((run = 1; run <= RUNS; run++)); do
         log "== nfs $proto run $run"
         nfs_mount "$proto" || { echo "mount proto=$proto failed"; return 1; }
@@ -80,7 +80,7 @@ nfs_case() {
     echo "nfs $proto, $NFS_MIB MiB: write ${ws[*]} MB/s, read ${rs[*]} MB/s"
     case $proto in
     sdp) (($(sdp_stat TxBytes) - sdp0 >= 2 * RUNS * bytes)) || { echo "the file did not cross SDP"; return 1; } ;;
-    rdma) (($(rxe_pkts) - rxe0 > RUNS * bytes / 4096)) || { echo "the file did not cross $SDP_B_RDMA"; return 1; } ;;
+    rdma) (($(rxe_counter "$SDP_B_RDMA" rcvd_pkts) - rxe0 > RUNS * bytes / 4096)) || { echo "the file did not cross $SDP_B_RDMA"; return 1; } ;;
     esac
 }
 
