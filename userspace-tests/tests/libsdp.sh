@@ -12,18 +12,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
+. "$here/lib/sdp_apps.sh"    # (sdp_run, and the counters' moves)
 XFER=$SDP_BUILD/tools/tcp_xfer
-SDP_RUN=$here/../libsdp/sdp_run
-export LIBSDP_LIBRARY=$SDP_BUILD/libsdp/libsdp.so
 PORT=47100
 BYTES=${SDP_LIBSDP_BYTES:-1000000}
-
-# counter $1 has moved by $2 since the copy of sdpstats in $3
-moved_by() {
-    local now past
-    now=$(sdp_stat "$1") past=$(sdp_stat "$1" "$3")
-    ((now - past == $2)) || { echo "$1 moved by $((now - past)), want $2"; return 1; }
-}
 
 # serve N [RULE]: a tcp_xfer server on host B, port PORT, for N connections,
 # under sdp_run with RULE if given; waits until it listens
@@ -53,70 +45,64 @@ serve_done() {
 }
 
 sdp_both_ends() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     serve 2 "use sdp server tcp_xfer $SDP_B4:$PORT"
     "$SDP_RUN" -r "use sdp client * $SDP_B4:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
     "$SDP_RUN" -r "use sdp client * $SDP_B4:$PORT" "$XFER" client -n "$SDP_B4" $PORT "$BYTES"
     serve_done
-    moved_by ActiveOpens 2 "$before"
-    moved_by PassiveOpens 2 "$before"
+    moved_by ActiveOpens 2
+    moved_by PassiveOpens 2
 }
 
 both_client_tcp_server() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     serve 2
     "$SDP_RUN" -r "use both client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
     "$SDP_RUN" -r "use both client * *:$PORT" "$XFER" client -n "$SDP_B4" $PORT "$BYTES"
     serve_done
-    moved_by FallbackRefused 2 "$before"
-    moved_by ActiveOpens 0 "$before"
+    moved_by FallbackRefused 2
+    moved_by ActiveOpens 0
 }
 
 both_server_tcp_client() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     serve 2 "use both server * *:$PORT"
     "$XFER" client "$SDP_B4" $PORT "$BYTES"                 # TCP
     "$SDP_RUN" -r "use sdp client * *:$PORT" "$XFER" client "$SDP_B4" $PORT "$BYTES"
     serve_done
-    moved_by FallbackAccepts 1 "$before"
-    moved_by PassiveOpens 1 "$before"
+    moved_by FallbackAccepts 1
+    moved_by PassiveOpens 1
 }
 
 no_rule_matches() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     serve 1 "use sdp server * *:$((PORT + 1))"
     "$SDP_RUN" -r "use sdp client other-program *:*" -r "use sdp * * 10.1.0.0/16:*" \
         "$XFER" client "$SDP_B4" $PORT "$BYTES"
     serve_done
-    moved_by ActiveOpens 0 "$before"
-    moved_by PassiveOpens 0 "$before"
+    moved_by ActiveOpens 0
+    moved_by PassiveOpens 0
 }
 
 children_inherit() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     serve 1 "use sdp server * *:$PORT"
     "$SDP_RUN" -r "use sdp client * *:$PORT" sh -c "\"$XFER\" client $SDP_B4 $PORT $BYTES"
     serve_done
-    moved_by ActiveOpens 1 "$before"
+    moved_by ActiveOpens 1
 }
 
 # ipv6: the same over IPv6, rules with an IPv6 prefix
 ipv6_both_ends() {
-    local before=/tmp/libsdp.before
-    cp /proc/net/sdpstats "$before"
+    apps_stats_mark
     coproc SERVER { "$SDP_RUN" -r "use sdp server * [fd99::]/64:$PORT" "$XFER" server "$SDP_B6" "$PORT" 1 2>&1; }
     # shellcheck disable=SC2153
     server_pid=$SERVER_PID
     wait_listening
     "$SDP_RUN" -r "use both client * [$SDP_B6]:$PORT" "$XFER" client "$SDP_B6" $PORT "$BYTES"
     serve_done
-    moved_by ActiveOpens 1 "$before"
-    moved_by PassiveOpens 1 "$before"
+    moved_by ActiveOpens 1
+    moved_by PassiveOpens 1
 }
 
 # sdp.ko absent (unloaded, autoloading off): both stays TCP; sdp fails
