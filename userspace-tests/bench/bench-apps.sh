@@ -23,6 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/bed/hosts.env"
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_apps.sh"
+. "$here/lib/sdp_qperf.sh"    # (rxe_counter)
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 RUNS=${SDP_BENCH_RUNS:-3}
 APPS_MIB=${SDP_BENCH_APPS_MIB:-64}
@@ -37,7 +38,6 @@ LOG=$OUT/bench.log
 APPS_WORK=/run/sdp-bench-apps
 
 log() { printf '%s\n' "$*" >>"$LOG"; }
-rxe_pkts() { rdma statistic show link "$SDP_B_RDMA/1" | grep -oE " rcvd_pkts [0-9]+" | cut -d' ' -f3; }
 
 # start NAME PATH PORT CMD...: CMD as a server on host B over PATH
 start() {
@@ -75,11 +75,11 @@ ready() {
 }
 
 # The counters that show the path: SDP's opens, rxe's packets.
-mark() { sdp0=$(sdp_stat ActiveOpens) rxe0=$(rxe_pkts); }
+mark() { sdp0=$(sdp_stat ActiveOpens) rxe0=$(rxe_counter "$SDP_B_RDMA" rcvd_pkts); }
 went_over() {
     case $1 in
     sdp) (($(sdp_stat ActiveOpens) > sdp0)) || { echo "no SDP connection was made"; return 1; } ;;
-    rsocket) (($(rxe_pkts) - rxe0 > 1000)) || { echo "the traffic did not cross $SDP_B_RDMA"; return 1; } ;;
+    rsocket) (($(rxe_counter "$SDP_B_RDMA" rcvd_pkts) - rxe0 > 1000)) || { echo "the traffic did not cross $SDP_B_RDMA"; return 1; } ;;
     tcp) (($(sdp_stat ActiveOpens) == sdp0)) || { echo "an SDP connection was made"; return 1; } ;;
     esac
 }
@@ -99,7 +99,7 @@ server_gone() {
 }
 
 iperf3_case() {
-    local path=$1 run out mbs vals=()
+    local path=$1 run out bps mbs vals=()
     for ((run = 1; run <= RUNS; run++)); do
         log "== iperf3 $path run $run"
         mark
@@ -112,8 +112,8 @@ iperf3_case() {
               return 1; }
         app_wait iperf3
         log "$out"
-        mbs=$(python3 -c 'import json, sys
-print("%.6g" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e6))' <<<"$out")
+        read -r _ bps < <(iperf3_received <<<"$out")
+        mbs=$(awk -v b="$bps" 'BEGIN { printf "%.6g\n", b / 8e6 }')
         went_over "$path"
         echo "app_iperf3_$path,$((APPS_MIB << 20)),$run,$mbs,MB/s" >>"$CSV"
         vals+=("$mbs")

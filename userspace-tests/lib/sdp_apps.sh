@@ -22,6 +22,8 @@
 #   moved_by NAME N        counter NAME moved by exactly N since the mark
 #   moved_at_least NAME N  ... by N or more
 #   same_file A B          B is a copy of A, byte for byte
+#   iperf3_received        from iperf3 -J's output (stdin): the bytes the
+#                          server received, and its bits per second
 #   apps_cases             the plan and the cases of a client and server
 #                          test: setup (if it has one), sdp_both_ends,
 #                          both_client_tcp_server, both_server_tcp_client,
@@ -33,30 +35,41 @@ export LIBSDP_LIBRARY=$SDP_BUILD/libsdp/libsdp.so
 declare -A APP_PID=()
 APPS_SOCKETS0=$(sdp_socks)
 
+# app_cmd RULE CMD...: becomes CMD (exec) under sdp_run with RULE, or
+# plain if RULE is empty; in a subshell, so that a background one's pid is
+# the program's
+app_cmd() {
+    local rule=$1
+    shift
+    if [[ -n $rule ]]; then exec "$SDP_RUN" -r "$rule" "$@"; else exec "$@"; fi
+}
+
 app_start() {
     local name=$1 rule=$2
     shift 2
     mkdir -p "$APPS_WORK"
     # (output away from ktap_run's, which would wait for the daemon)
-    if [[ -n $rule ]]; then
-        "$SDP_RUN" -r "$rule" "$@" >"$APPS_WORK/$name.log" 2>&1 </dev/null &
-    else
-        "$@" >"$APPS_WORK/$name.log" 2>&1 </dev/null &
-    fi
+    app_cmd "$rule" "$@" >"$APPS_WORK/$name.log" 2>&1 </dev/null &
     APP_PID[$name]=$!
     # (a case runs in a subshell of ktap_run: what it started ends with it)
     trap app_stop_all EXIT
 }
 
+# app_gone PID SECONDS: waits up to SECONDS for PID to end; fails if it lives
+app_gone() {
+    local _
+    for _ in $(seq $(($2 * 10))); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    ! kill -0 "$1" 2>/dev/null
+}
+
 app_log() { echo "--- $1's output:"; tail -n 40 "$APPS_WORK/$1.log"; }
 
 app_wait() {
-    local name=$1 pid=${APP_PID[$1]} rc=0 _
-    for _ in $(seq $((${2:-60} * 10))); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
+    local name=$1 pid=${APP_PID[$1]} rc=0
+    if ! app_gone "$pid" "${2:-60}"; then
         app_stop "$name"
         echo "$name did not end within ${2:-60} s"
         return 1
@@ -67,14 +80,10 @@ app_wait() {
 }
 
 app_stop() {
-    local name=$1 pid=${APP_PID[$1]:-} rc=0 _
+    local name=$1 pid=${APP_PID[$1]:-} rc=0
     [[ -n $pid ]] || return 0
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 200); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
+    if ! app_gone "$pid" 20; then
         kill -KILL "$pid" 2>/dev/null || true
         echo "$name ignored SIGTERM for 20 s"
         rc=1
@@ -95,11 +104,7 @@ app_stop_all() {
 app_run() {
     local rule=$1
     shift
-    if [[ -n $rule ]]; then
-        timeout -k 5 300 "$SDP_RUN" -r "$rule" "$@"
-    else
-        timeout -k 5 300 "$@"
-    fi
+    (app_cmd "$rule" timeout -k 5 300 "$@")
 }
 
 apps_port_hex() { printf '%04X' "$1"; }
@@ -174,6 +179,12 @@ moved_at_least() {
 
 same_file() {
     cmp "$1" "$2" || { echo "$2 is not a copy of $1"; return 1; }
+}
+
+iperf3_received() {
+    python3 -c 'import json, sys
+e = json.load(sys.stdin)["end"]["sum_received"]
+print(e["bytes"], int(e["bits_per_second"]))'
 }
 
 apps_no_socket_left() { rm -rf "$APPS_WORK"; sdp_wait_socks "$APPS_SOCKETS0"; }

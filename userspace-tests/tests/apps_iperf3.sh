@@ -39,9 +39,7 @@ client() {
     local out
     out=$(app_run "$1" iperf3 -c "$SDP_B4" -p "$PORT" -n "$BYTES" -J)
     app_wait server
-    read -r RECEIVED bps < <(python3 -c 'import json, sys
-e = json.load(sys.stdin)["end"]["sum_received"]
-print(e["bytes"], int(e["bits_per_second"]))' <<<"$out")
+    read -r RECEIVED bps < <(iperf3_received <<<"$out")
     echo "iperf3: the server received $RECEIVED bytes, $((bps / 1000000)) Mbit/s"
     ((RECEIVED > 0)) || { echo "$out"; return 1; }
 }
