@@ -41,8 +41,12 @@ set_get() {
     local out
     out=$(app_run "$1" redis-cli -h "$SDP_B4" -p "$PORT" -x SET "$2" <"$VALUE")
     [[ $out == OK ]] || { echo "SET $2: $out"; return 1; }
-    # (--raw: the bytes as they are, and a newline)
-    app_run "$1" redis-cli -h "$SDP_B4" -p "$PORT" --raw GET "$2" | head -c "$VALUE_BYTES" >"$GOT"
+    # (--raw: the bytes as they are, and a newline; read whole, as a
+    # reader that stops early would kill redis-cli with SIGPIPE)
+    app_run "$1" redis-cli -h "$SDP_B4" -p "$PORT" --raw GET "$2" >"$GOT.raw"
+    [[ $(stat -c %s "$GOT.raw") == $((VALUE_BYTES + 1)) && $(tail -c 1 "$GOT.raw" | od -An -c) == *'\n'* ]] ||
+        { echo "GET $2: not the value and a newline"; return 1; }
+    head -c "$VALUE_BYTES" "$GOT.raw" >"$GOT"
     same_file "$VALUE" "$GOT"
 }
 
