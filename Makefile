@@ -75,6 +75,7 @@ TEST_BIN := $(patsubst userspace-tests/selftests/%.c,$(BUILD)/selftests/%,$(TEST
 TOOL_BIN := $(patsubst userspace-tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
 # Libraries a tool needs beyond -lpthread: LDLIBS_<tool>.
 LDLIBS_sdp_hostile := -lrdmacm -libverbs
+LDLIBS_conn_rate := -lrdmacm
 
 # User-space ONC RPC: the interposer built from the libtirpc series' own
 # source file, and the RPC bandwidth programs.

@@ -126,6 +126,9 @@ struct sdp_zc {
  *	of an orderly close, or at once, under the socket lock and only
  *	while not @dying; once it set @dying, the work cancels what was
  *	queued meanwhile, so it is not pending when it frees the connection
+ * @started: the peer's Hello or HelloAck was taken in (sdp_conn_start()):
+ *	completions that come before, a passive peer's first message
+ *	overtaking the CM's ESTABLISHED event, wait on @backlog till then
  * @established: the CM's ESTABLISHED event came
  * @dying: the teardown has begun: queue nothing more on the connection
  * @aborted: aborted: what still arrives is not looked at
@@ -167,6 +170,7 @@ struct sdp_conn {
 	struct sdp_zc		*tx_zc;
 	unsigned int		zc_frags;
 	struct delayed_work	teardown;
+	bool			started;
 	bool			established;
 	bool			dying;
 	bool			aborted;

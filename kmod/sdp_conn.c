@@ -283,6 +283,7 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
 	ssk->rx_stamp = jiffies;
 	ssk->tx_stamp = jiffies;
 	ssk->probes = 0;
+	ssk->conn->started = true;
 }
 
 /* Flushes the QP and reaps its completions; the handlers see them all. */

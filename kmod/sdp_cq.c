@@ -10,6 +10,8 @@
  * release_sock() calls).  So no completion waits for a socket call to
  * finish, nothing sleeps on the socket lock in between, and a reader that
  * is busy copying data out processes the next arrivals on its own CPU.
+ * Completions that come before the connection started wait there too:
+ * the CM handler that starts it releases the socket.
  *
  * Neither softirq nor release_sock() may sleep: received data gets
  * GFP_ATOMIC memory.  When there is none, the completion goes back to the
@@ -40,7 +42,8 @@ void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc)
 	wc->byte_len = ibwc->byte_len;
 
 	bh_lock_sock(sk);
-	if (sock_owned_by_user(sk) || !list_empty(&conn->backlog))
+	if (sock_owned_by_user(sk) || !list_empty(&conn->backlog) ||
+	    !conn->started)
 		list_add_tail(&wc->node, &conn->backlog);
 	else if (wc->process(sk, conn, wc, GFP_ATOMIC) == -ENOMEM)
 		sdp_backlog_stall(conn, wc);
@@ -57,7 +60,7 @@ void sdp_release_cb(struct sock *sk)
 	struct sdp_conn *conn = sdp_sk(sk)->conn;
 	struct sdp_wc *wc;
 
-	if (!conn || conn->backlog_stalled)
+	if (!conn || conn->backlog_stalled || !conn->started)
 		return;
 	while ((wc = list_first_entry_or_null(&conn->backlog, struct sdp_wc,
 					      node))) {

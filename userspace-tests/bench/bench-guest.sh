@@ -9,7 +9,10 @@
 # bench.log and the guest's side of the set-up in env-guest.txt.
 # Then the kernel memory an idle connection costs, over TCP and SDP
 # (idle_case; rows tcp_idle_*/sdp_idle_*, size = the number of connections,
-# unit B/conn).  Then user-space RPC bandwidth, the RPC bandwidth programs
+# unit B/conn).  Then the connection set-up rate over TCP, SDP and
+# rsockets, one client thread and eight (setup_case, tools/conn_rate; rows
+# setup_TRANSPORT, size = the client threads, unit conn/s).  Then
+# user-space RPC bandwidth, the RPC bandwidth programs
 # with Debian's libtirpc and the interposer over netids tcp and sdp, a
 # multi-threaded server on host B (rpc_case; rows rpc_user_NETID_cCONNS,
 # size = the block size, unit MB/s).  Then kernel RPC bandwidth, the
@@ -19,7 +22,8 @@
 # and to the multi-threaded user server (rows rpc_k2u_NETID_cCONNS).
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
-# SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_RPC_BLOCKS,
+# SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
+# SDP_BENCH_SETUP_THREADS, SDP_BENCH_RPC_BLOCKS,
 # SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB: see run-bench.
 set -euo pipefail
 
@@ -38,6 +42,9 @@ TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
 IDLE=${SDP_BENCH_IDLE_CONNS:-100}           # idle connections held; 0: none
+SETUP=${SDP_BENCH_SETUP_CONNS:-200}         # connections per set-up run; 0: none
+read -ra SETUP_THREADS <<<"${SDP_BENCH_SETUP_THREADS:-1 8}"
+SETUP_PORT=18640                            # conn_rate's listener
 read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
 read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
@@ -345,6 +352,22 @@ idle_case() {
          "SUnreclaim $(((s2 - s0) / 1024)) KiB, VmallocUsed $(((v2 - v0) / 1024)) KiB"
 }
 
+# setup_case TRANSPORT THREADS: SETUP connections set up, used (a byte
+# each way) and closed by THREADS client threads in turn (tools/conn_rate),
+# RUNS times; connections per second
+setup_case() {
+    local transport=$1 threads=$2 run out vals=()
+    for ((run = 1; run <= RUNS; run++)); do
+        out=$(timeout -k 5 300 "$SDP_BUILD/tools/conn_rate" -t "$transport" -c "$threads" \
+              -n "$SETUP" -p $((SETUP_PORT + run))) || { echo "conn_rate: $out"; return 1; }
+        log "== setup $transport x $threads run $run: $out"
+        echo "setup_$transport,$threads,$run,$(awk '{ print $5 }' <<<"$out"),conn/s" >>"$CSV"
+        vals+=("$(awk '{ print $5 }' <<<"$out")")
+        sleep 1    # the closed connections' teardown
+    done
+    echo "$transport, $threads client thread(s), $SETUP connections: ${vals[*]} conn/s"
+}
+
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
 {
@@ -360,6 +383,7 @@ mkdir -p "$OUT"
     p=/sys/module/sdp/parameters
     echo "idle connections: $IDLE; sdp rings per end: rx $(cat $p/rx_ring_size) x $(cat $p/rx_buf_size) B," \
          "tx $(cat $p/tx_ring_size) x $(cat $p/rx_buf_size) B"
+    echo "set-up: $SETUP connections per run; client threads ${SETUP_THREADS[*]}"
 } >"$OUT/env-guest.txt"
 : >"$LOG"
 
@@ -370,6 +394,11 @@ for test in "${TESTS[@]}"; do
 done
 ((RS_SIZE > 0)) && cases+=("rstream_bw $(bytes "$RS_SIZE")")
 ((IDLE > 0)) && cases+=("tcp_idle $IDLE" "sdp_idle $IDLE")
+if ((SETUP > 0)); then
+    for threads in "${SETUP_THREADS[@]}"; do
+        cases+=("setup tcp $threads" "setup rsocket $threads" "setup sdp $threads")
+    done
+fi
 if ((RPC_MIB > 0)); then
     for conns in "${RPC_CONNS[@]}"; do
         for block in "${RPC_BLOCKS[@]}"; do
@@ -392,6 +421,7 @@ for c in "${cases[@]}"; do
     # shellcheck disable=SC2086  # (TEST SIZE)
     case $c in
     *_idle\ *) ktap_run "${c/ /_}" idle_case "${c%%_*}" ;;
+    setup\ *) ktap_run "${c// /_}" setup_case ${c#setup } ;;
     rpc_*) ktap_run "${c// /_}" rpc_case ${c#rpc_} ;;
     krpc_*) ktap_run "${c// /_}" krpc_case ${c#krpc_} ;;
     *) ktap_run "${c/ /_}" bench_case $c ;;
