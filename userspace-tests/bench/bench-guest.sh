@@ -356,13 +356,14 @@ idle_case() {
 # each way) and closed by THREADS client threads in turn (tools/conn_rate),
 # RUNS times; connections per second
 setup_case() {
-    local transport=$1 threads=$2 run out vals=()
+    local transport=$1 threads=$2 run out rate vals=()
     for ((run = 1; run <= RUNS; run++)); do
         out=$(timeout -k 5 300 "$SDP_BUILD/tools/conn_rate" -t "$transport" -c "$threads" \
               -n "$SETUP" -p $((SETUP_PORT + run))) || { echo "conn_rate: $out"; return 1; }
         log "== setup $transport x $threads run $run: $out"
-        echo "setup_$transport,$threads,$run,$(awk '{ print $5 }' <<<"$out"),conn/s" >>"$CSV"
-        vals+=("$(awk '{ print $5 }' <<<"$out")")
+        rate=$(awk '{ print $5 }' <<<"$out")
+        echo "setup_$transport,$threads,$run,$rate,conn/s" >>"$CSV"
+        vals+=("$rate")
         sleep 1    # the closed connections' teardown
     done
     echo "$transport, $threads client thread(s), $SETUP connections: ${vals[*]} conn/s"

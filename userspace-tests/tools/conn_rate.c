@@ -50,6 +50,8 @@ static const struct transport transports[] = {
 	  rsend, rclose, rsetsockopt },
 };
 
+#define NTRANSPORTS	(sizeof(transports) / sizeof(transports[0]))
+
 static const struct transport *tp = &transports[1];
 static int threads = 1, count = 1000, port = 18600;
 static struct sockaddr_storage a_addr, b_addr;
@@ -129,7 +131,8 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:c:n:p:")) != -1) {
 		switch (opt) {
 		case 't':
-			for (tp = NULL, i = 0; i < 3; i++)
+			tp = NULL;
+			for (i = 0; i < (int)NTRANSPORTS; i++)
 				if (!strcmp(optarg, transports[i].name))
 					tp = &transports[i];
 			if (!tp)
