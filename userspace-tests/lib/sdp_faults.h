@@ -13,6 +13,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -51,11 +52,18 @@ static int run(const char *cmd)
 }
 
 /*
+ * Set by a test that took a link down under traffic: Soft-RoCE then stops
+ * sending on the device's management QP (the RDMA CM's requests go
+ * nowhere, rping fails too) until the device is made anew.
+ */
+static bool rxe_wedged;
+
+/*
  * Brings the bed back after a test took a link down or deleted an rxe
  * device: net-setup again (it is idempotent: links up, the addresses,
  * routes, rules and devices that went missing made anew), then a
- * connection must go through.  If none does, the rxe devices are made
- * anew: Soft-RoCE does not always come back from a link flap (said on
+ * connection must go through.  The rxe devices are made anew first when
+ * rxe_wedged says so, and when no connection goes through (said on
  * stderr, so that the log shows how often).
  */
 static int restore_bed(void)
@@ -65,11 +73,12 @@ static int restore_bed(void)
 	if (!sdp_pair_cmd[0])
 		find_sdp_pair();
 	for (i = 0; i < 3; i++) {
-		if (i) {
+		if (i)
 			fprintf(stderr, "restore_bed: no connection after net-setup; "
 				"the rxe devices are made anew\n");
+		if (i || rxe_wedged)
 			run("rdma link delete rxeA; rdma link delete rxeB");
-		}
+		rxe_wedged = false;
 		if (!run(net_setup_cmd) && !run(sdp_pair_cmd))
 			return 0;
 	}

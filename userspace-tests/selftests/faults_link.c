@@ -136,6 +136,7 @@ TEST_F_TIMEOUT(pair, link_down, 120)
 	ASSERT_EQ(0, pthread_create(&ts, NULL, send_until_error, &s));
 	ASSERT_EQ(0, pthread_create(&tr, NULL, recv_until_error, &r));
 	sleep(1);
+	rxe_wedged = true;
 	ASSERT_EQ(0, run("ip link set vb down"));
 	ASSERT_EQ(0, pthread_join(ts, NULL));
 	ASSERT_EQ(0, pthread_join(tr, NULL));
@@ -216,6 +217,7 @@ TEST_F_TIMEOUT(pair, keepalive_detects_dead_peer, 120)
 	/* Alive: probes are answered and the connection stays up. */
 	sleep(4);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	rxe_wedged = true;
 	ASSERT_EQ(0, run("ip link set vb down"));
 	recv_until_error(&r);
 	EXPECT_EQ(ETIMEDOUT, r.err) {
