@@ -4,7 +4,8 @@
 #   ktap_ok NAME / ktap_fail NAME / ktap_skip NAME REASON / ktap_diag TEXT...
 #   ktap_run NAME FUNC [ARGS...]   runs FUNC in a subshell with set -e as one
 #       test case: status 0 = ok, 4 (KSFT_SKIP) = skip with FUNC's last output line as
-#       the reason, anything else = fail; FUNC's output becomes "# " lines
+#       the reason, anything else = fail; FUNC's output becomes "# " lines,
+#       then one saying how long it took (where a suite's time goes)
 #   ktap_finish            exits 0 if no case failed, 1 otherwise
 
 KTAP_NUM=0 KTAP_FAILED=0
@@ -17,7 +18,7 @@ ktap_fail() { echo "not ok $((KTAP_NUM += 1)) $1"; KTAP_FAILED=$((KTAP_FAILED + 
 ktap_skip() { echo "ok $((KTAP_NUM += 1)) $1 # SKIP $2"; }
 
 ktap_run() {
-    local name=$1 out rc errexit=${-//[^e]/}
+    local name=$1 out rc errexit=${-//[^e]/} start=$SECONDS
     shift
     set +e    # not "out=$(...) || rc=$?": that would turn off set -e inside FUNC
     out=$(set -e; "$@" 2>&1)
@@ -25,6 +26,7 @@ ktap_run() {
     [[ -n $errexit ]] && set -e
     # shellcheck disable=SC2001
     [[ -n $out ]] && sed 's/^/# /' <<<"$out"
+    ktap_diag "$name: $((SECONDS - start)) s"
     case $rc in
     0) ktap_ok "$name" ;;
     "$KSFT_SKIP") ktap_skip "$name" "$(tail -n1 <<<"$out")" ;;
