@@ -277,6 +277,21 @@ for f in /lib/modules/*/updates/dkms/{sdp,sunrpc,nfs}.ko*; do \
 	rm -f "$$f"; k=$${f#/lib/modules/}; depmod "$${k%%/*}"; \
 done
 endef
+# The SunRPC modules DKMS just built are what make sunrpc-modules builds
+# from the same source: the tests take them, and their ABI check from the
+# build's log (SUNRPC_OUT, newer than the source: not built again), which
+# saves a kernel build of them.
+define sunrpc_from_dkms
+m=/var/lib/dkms/sdp/$(VERSION)/$(KVER)/$$(uname -m)/module; \
+for k in sunrpc nfs; do [[ -f $$m/$$k.ko || -f $$m/$$k.ko.xz ]] || exit 0; done; \
+rm -rf $(SUNRPC_OUT) && mkdir -p $(SUNRPC_OUT) && \
+grep -E '^(sunrpc|nfs)\.ko: .* exported symbols' $$m/../log/make.log >$(SUNRPC_OUT)/abi.txt && \
+for k in sunrpc nfs; do \
+	if [[ -f $$m/$$k.ko ]]; then cp $$m/$$k.ko $(SUNRPC_OUT)/; \
+	else xz -dc $$m/$$k.ko.xz >$(SUNRPC_OUT)/$$k.ko; fi || exit 1; \
+done; \
+echo "install: $(SUNRPC_OUT)/{sunrpc,nfs}.ko, for the tests, from DKMS"
+endef
 install: deps $(INTERPOSER) $(LIBSDP)
 	@$(dkms_remove_all)
 	@mkdir -p $(DKMS_SRC)
@@ -286,6 +301,7 @@ install: deps $(INTERPOSER) $(LIBSDP)
 	   dkms install sdp/$(VERSION) -k $(KVER) --force; } >$(BUILD)/dkms.log 2>&1 || \
 		{ cat $(BUILD)/dkms.log; echo "install: DKMS failed (log: $(BUILD)/dkms.log)"; exit 1; }
 	@echo "install: sdp $(VERSION) installed by DKMS for $(KVER)"
+	@$(sunrpc_from_dkms)
 	@install -D -m 0755 $(INTERPOSER) $(LIBDIR)/libtirpc-sdp.so
 	@grep -qE '^sdp[[:space:]]' /etc/netconfig || cat libtirpc-patches/netconfig.sdp >>/etc/netconfig
 	@echo "install: $(LIBDIR)/libtirpc-sdp.so and the netids sdp, sdp6 in /etc/netconfig"
