@@ -124,6 +124,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 $(BUILD)/selftests/listen_backlog \
 	 userspace-tests/tests/scale.sh \
+	 userspace-tests/tests/idle_memory.sh \
 	 userspace-tests/tests/reuseport.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \
@@ -142,6 +143,7 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \
 	 $(BUILD)/selftests/fallback \
+	 userspace-tests/tests/idle_memory.sh \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \

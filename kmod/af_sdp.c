@@ -20,7 +20,16 @@
 
 unsigned int sdp_rx_ring_size = 16;
 module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
-MODULE_PARM_DESC(rx_ring_size, "Receive buffers posted per connection (3-4096)");
+MODULE_PARM_DESC(rx_ring_size, "Credits per connection: receive buffers its peer may fill at once (3-4096)");
+
+/*
+ * The receive buffers each RDMA device shares among its connections
+ * (sdp_dev.c): 128 of 32 KiB, 4 MiB a device, room for eight connections
+ * that send at full speed at the same moment.
+ */
+unsigned int sdp_rx_pool_size = 128;
+module_param_named(rx_pool_size, sdp_rx_pool_size, uint, 0444);
+MODULE_PARM_DESC(rx_pool_size, "Receive buffers per RDMA device, shared by its connections (16-65536)");
 
 /*
  * 32 KiB: half as many messages, completions and acknowledgements per
@@ -640,6 +649,7 @@ static bool sdp_params_valid(void)
 	return sdp_rx_ring_size >= SDP_RX_MIN_POSTED &&
 	       sdp_rx_ring_size <= 4096 &&
 	       sdp_tx_ring_size >= 2 && sdp_tx_ring_size <= 4096 &&
+	       sdp_rx_pool_size >= 16 && sdp_rx_pool_size <= 65536 &&
 	       sdp_rx_buf_size >= 1024 && sdp_rx_buf_size <= 1048576 &&
 	       sdp_retry_count <= 7;
 }

@@ -19,6 +19,7 @@
 #include "sdp_compat.h"
 #include "sdp_stats.h"
 
+struct sdp_bsdh;
 struct sdp_conn;
 struct seq_file;
 
@@ -55,16 +56,33 @@ struct sdp_chunk {
 };
 
 /*
- * One buffer of the receive or the send ring: sdp_rx_buf_size bytes in
- * sdp_conn.nchunks chunks, DMA-mapped while they are in the ring, and
- * posted as one SGE each.  A receive buffer's chunks may leave for the
- * receive queue (sdp_rx.c), and others take their place.
+ * One buffer: up to sdp_rx_buf_size bytes in chunks, each mapped for the
+ * device while the buffer has it, and posted as one SGE.  A receive
+ * buffer of the device's pool (sdp_dev.c) has all its chunks, and @wc for
+ * the completion of the receive it is posted for; its chunks may leave
+ * for a receive queue (sdp_rx.c), and others take their place.  The
+ * payload buffer of a send slot gets chunks as bytes are written into it
+ * (sdp_tx.c), from offset 0: the BSDH goes from the slot's header.
  */
 struct sdp_buf {
 	struct sdp_chunk	chunk[SDP_BUF_CHUNKS];
 	struct sdp_wc		wc;
-	u32			len;	/* send: bytes posted */
-	u32			seq;	/* send: sdp_sock.tx_head when posted */
+};
+
+/**
+ * struct sdp_tx_slot - one send of the send ring
+ * @wc: the send's completion
+ * @len: the bytes posted: BSDH and payload
+ * @seq: sdp_sock.tx_head when posted
+ * @buf: the payload pages of buffered copy; NULL until the slot first
+ *	carries payload, and again once an idle connection gave them back
+ *	(sdp_tx_trim())
+ */
+struct sdp_tx_slot {
+	struct sdp_wc		wc;
+	u32			len;
+	u32			seq;
+	struct sdp_buf		*buf;
 };
 
 /* The caller's pages one zero-copy Data message is posted from, at most. */
@@ -93,35 +111,79 @@ struct sdp_zc {
 };
 
 /*
- * Spare receive chunks a connection keeps at most, in buffers (sdp_rx.c):
- * enough for a reader that keeps up, little memory for one that stopped.
+ * Spare receive chunks a device keeps at most, in buffers (sdp_dev.c):
+ * chunks readers are done with, for the next receive buffer whose chunks
+ * move to a receive queue.
  */
-#define SDP_RX_SPARE_BUFS	2
+#define SDP_DEV_SPARE_BUFS	8
+
+/**
+ * struct sdp_dev - what the connections on one RDMA device share
+ *	(sdp_dev.c): a protection domain, a shared receive queue and the
+ *	pool of receive buffers posted on it
+ * @node: entry in the list of devices
+ * @users: the connections that use it
+ * @ibdev: the device
+ * @pd: the protection domain of every connection on the device
+ * @srq: the shared receive queue every connection's QP receives from
+ * @chunk_shift: log2 of the bytes of one chunk of a buffer
+ * @nchunks: chunks per buffer (sdp_buf_size_chunks())
+ * @pool: the receive buffers, @pool_size of them: each posted on @srq,
+ *	or owned by the completion that filled it until that completion's
+ *	processing reposts it (sdp_dev_repost())
+ * @pool_size: how many
+ * @posted: how many are posted
+ * @lock: guards @spare, @nspare, @unposted and @nunposted
+ * @spare: chunks of received data readers are done with; ours alone (one
+ *	reference each), counted in the pool's memory
+ * @nspare: how many @spare holds
+ * @unposted: buffers whose repost failed, for the next repost to retry
+ * @nunposted: how many @unposted holds
+ *
+ * Locking: sdp_dev_mutex guards the list and @users; everything else but
+ * the @lock-guarded fields is set before the device is on the list and
+ * never changes.  Lifetime: made by the first connection on the device
+ * (sdp_dev_get()), freed by the last one's sdp_dev_put(), which comes
+ * before the connection's CM id is destroyed: device removal, which waits
+ * for every CM id on the device, finds it freed.
+ */
+struct sdp_dev {
+	struct list_head	node;
+	unsigned int		users;
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	struct ib_srq		*srq;
+	unsigned int		chunk_shift;
+	unsigned int		nchunks;
+	struct sdp_buf		*pool;
+	unsigned int		pool_size;
+	atomic_t		posted;
+	spinlock_t		lock;	/* spares, unposted buffers */
+	struct page		**spare;
+	unsigned int		nspare;
+	struct sdp_buf		**unposted;
+	unsigned int		nunposted;
+};
 
 /**
  * struct sdp_conn - the RDMA side of one connection
  * @sk: the socket; the connection holds a reference on it
  * @id: the RDMA CM id; owns the QP
- * @pd: protection domain
+ * @dev: the device's shared objects, which the QP uses; NULL until the
+ *	QP is made, and again once the verbs objects are freed
  * @cq: one completion queue for sends and receives, polled in softirq
- * @chunk_shift: log2 of the bytes of one chunk of a ring buffer
- * @nchunks: chunks per ring buffer (sdp_buf_size_chunks())
- * @rx_ring: the receive buffers, sdp_rx_ring_size of them; only the first
- *	@rx_bufs have pages
- * @rx_bufs: receive buffers with pages: all of them, but for a passive
- *	child that accept() has not taken yet (sdp_conn_grow())
- * @rx_free: receive buffers not posted, for want of receive space
- * @rx_nfree: how many @rx_free holds
- * @rx_spare: chunks of received data the reader is done with, for the
- *	next receive buffer whose chunks move to the receive queue; ours
- *	alone (one reference each), not charged to the socket
- * @rx_nspare: how many @rx_spare holds
- * @tx_ring: the send buffers, sdp_tx_ring_size of them, used in order;
+ * @rx_withheld: credits not given to the peer, for want of receive space:
+ *	sdp_rx_refill() gives them as the reader makes room
+ * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
  *	NULL for a passive child until accept() takes it: it sends nothing
+ * @tx_hdr: the BSDH of each send slot's message, mapped for the device
+ *	at @tx_hdr_dma while the ring exists
  * @tx_zc: the caller's pages of each send slot's message, when it goes
- *	from them (sdp_zcopy.c); allocated with @tx_ring
+ *	from them (sdp_zcopy.c); allocated by the first such send
  * @zc_frags: the caller's pages a message may go from: the send SGEs the
  *	QP takes, but one for the BSDH; below 2, every send is copied
+ * @tx_nbufs: send slots that have a payload buffer
+ * @tx_idle: when the send ring last became idle, for sdp_tx_trim()
  * @teardown: frees the connection; queued with a delay as the time limit
  *	of an orderly close, or at once, under the socket lock and only
  *	while not @dying; once it set @dying, the work cancels what was
@@ -150,25 +212,23 @@ struct sdp_zc {
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
  * connection as their context; they act only while the connection is
- * still the socket's.  Completions left on the backlog of a connection
- * that was taken are dropped with it: nothing would have been done.
+ * still the socket's, but a receive's buffer, the device's, goes back to
+ * the pool whatever becomes of the connection, from a backlog that is
+ * dropped too.
  */
 struct sdp_conn {
 	struct sock		*sk;
 	struct rdma_cm_id	*id;
-	struct ib_pd		*pd;
+	struct sdp_dev		*dev;
 	struct ib_cq		*cq;
-	unsigned int		chunk_shift;
-	unsigned int		nchunks;
-	struct sdp_buf		*rx_ring;
-	unsigned int		rx_bufs;
-	struct sdp_buf		**rx_free;
-	u32			rx_nfree;
-	struct page		*rx_spare[SDP_RX_SPARE_BUFS * SDP_BUF_CHUNKS];
-	u32			rx_nspare;
-	struct sdp_buf		*tx_ring;
+	u32			rx_withheld;
+	struct sdp_tx_slot	*tx_ring;
+	struct sdp_bsdh		*tx_hdr;
+	u64			tx_hdr_dma;
 	struct sdp_zc		*tx_zc;
 	unsigned int		zc_frags;
+	unsigned int		tx_nbufs;
+	unsigned long		tx_idle;
 	struct delayed_work	teardown;
 	bool			started;
 	bool			established;
@@ -266,14 +326,16 @@ struct sdp_fallback {
  * @tx_zc_end: a zero-copy send waits until @tx_tail reaches this
  * @tx_zc_waiters: the zero-copy sends that wait (sdp_zcopy_wait())
  * @rx_mseq: MSeq of the last message received
- * @rx_posted: receive buffers posted
+ * @rx_posted: the credits we give: receive buffers the peer may fill,
+ *	which the device's pool provides (sdp_dev.c)
  * @rx_adv: rx_posted as the Bufs of our last message told the peer
  * @rx_since_adv: messages received since that message
  * @rx_queued: bytes received and not yet read (SIOCINQ)
  * @bytes_sent: payload bytes posted, @bytes_received: payload bytes
  *	received, for TCP_INFO
- * @ring_bytes: bytes of the connection's ring buffers that have pages,
- *	for /proc/net/sdp, which reads it without the lock
+ * @buf_bytes: bytes of buffers the connection holds (its send slots'
+ *	headers and payload pages), for /proc/net/sdp, which reads it
+ *	without the lock
  * @disconn_pending: a DisConn waits for credits
  * @disconn_sent: our DisConn is posted
  * @disconn_rcvd: the peer's DisConn arrived
@@ -352,7 +414,7 @@ struct sdp_sock {
 	u32			rx_queued;
 	u64			bytes_sent;
 	u64			bytes_received;
-	unsigned long		ring_bytes;
+	unsigned long		buf_bytes;
 	bool			disconn_pending;
 	bool			disconn_sent;
 	bool			disconn_rcvd;
@@ -465,6 +527,7 @@ struct sdp_skb_cb {
 extern unsigned int sdp_rx_ring_size;
 extern unsigned int sdp_rx_buf_size;
 extern unsigned int sdp_tx_ring_size;
+extern unsigned int sdp_rx_pool_size;
 extern unsigned int sdp_resolve_timeout_ms;
 extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
@@ -507,34 +570,42 @@ void sdp_backlog_init(struct sdp_conn *conn);
 void sdp_release_cb(struct sock *sk);
 
 /* sdp_buf.c */
-void sdp_buf_size_chunks(struct sdp_conn *conn);
-unsigned int sdp_buf_truesize(const struct sdp_conn *conn);
-struct page *sdp_chunk_alloc(const struct sdp_conn *conn, gfp_t gfp);
-int sdp_chunk_map(const struct sdp_conn *conn, struct sdp_chunk *chunk,
+void sdp_buf_size_chunks(struct sdp_dev *dev);
+unsigned int sdp_buf_truesize(const struct sdp_dev *dev);
+u32 sdp_chunk_size(const struct sdp_dev *dev);
+struct page *sdp_chunk_alloc(const struct sdp_dev *dev, gfp_t gfp);
+int sdp_chunk_map(const struct sdp_dev *dev, struct sdp_chunk *chunk,
 		  struct page *page, enum dma_data_direction dir);
-struct page *sdp_chunk_unmap(const struct sdp_conn *conn,
+struct page *sdp_chunk_unmap(const struct sdp_dev *dev,
 			     struct sdp_chunk *chunk,
 			     enum dma_data_direction dir);
-int sdp_buf_alloc(const struct sdp_conn *conn, struct sdp_buf *buf,
-		  enum dma_data_direction dir, gfp_t gfp);
-void sdp_buf_free(const struct sdp_conn *conn, struct sdp_buf *buf,
+long sdp_buf_alloc(const struct sdp_dev *dev, struct sdp_buf *buf, u32 len,
+		   enum dma_data_direction dir, gfp_t gfp);
+long sdp_buf_free(const struct sdp_dev *dev, struct sdp_buf *buf,
 		  enum dma_data_direction dir);
-void *sdp_buf_ptr(const struct sdp_conn *conn, const struct sdp_buf *buf,
+void *sdp_buf_ptr(const struct sdp_dev *dev, const struct sdp_buf *buf,
 		  u32 off, u32 *room);
-unsigned int sdp_buf_sge(const struct sdp_conn *conn,
-			 const struct sdp_buf *buf, u32 len,
-			 struct ib_sge *sge);
-void sdp_buf_sync_for_cpu(const struct sdp_conn *conn,
-			  const struct sdp_buf *buf, u32 len);
-void sdp_buf_sync_for_device(const struct sdp_conn *conn,
+unsigned int sdp_buf_sge(const struct sdp_dev *dev, const struct sdp_buf *buf,
+			 u32 len, struct ib_sge *sge);
+void sdp_buf_sync_for_cpu(const struct sdp_dev *dev, const struct sdp_buf *buf,
+			  u32 len);
+void sdp_buf_sync_for_device(const struct sdp_dev *dev,
 			     const struct sdp_buf *buf, u32 len);
-size_t sdp_buf_copy_from_iter(const struct sdp_conn *conn,
-			      struct sdp_buf *buf, u32 off, size_t len,
-			      struct iov_iter *from);
-void sdp_buf_read(const struct sdp_conn *conn, const struct sdp_buf *buf,
+size_t sdp_buf_copy_from_iter(const struct sdp_dev *dev, struct sdp_buf *buf,
+			      u32 off, size_t len, struct iov_iter *from);
+void sdp_buf_read(const struct sdp_dev *dev, const struct sdp_buf *buf,
 		  u32 off, void *to, u32 len);
-void sdp_buf_copy(const struct sdp_conn *conn, struct sdp_buf *to,
-		  const struct sdp_buf *from, u32 off, u32 len);
+
+/* sdp_dev.c */
+struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
+void sdp_dev_put(struct sdp_dev *dev);
+void sdp_dev_repost(struct sdp_dev *dev, struct sdp_buf *rx);
+struct page *sdp_dev_take_spare(struct sdp_dev *dev);
+bool sdp_dev_keep_spare(struct sdp_dev *dev, struct page *page);
+void sdp_mem_add(long bytes);
+long sdp_mem_total(void);
+long sdp_mem_pools(void);
+long sdp_pool_buffers_posted(void);
 
 /* sdp_zcopy.c */
 bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);
@@ -551,6 +622,7 @@ void sdp_zcopy_wakeup(struct sock *sk);
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child);
 int sdp_conn_grow(struct sock *sk);
+void sdp_conn_mem_add(struct sdp_conn *conn, long bytes);
 void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);
 void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
@@ -559,7 +631,7 @@ void sdp_conn_teardown(struct sock *sk, unsigned long delay);
 /* sdp_rx.c */
 int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 		   gfp_t gfp);
-int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx);
+void sdp_rx_give_credits(struct sdp_conn *conn, u32 n, bool now);
 void sdp_rx_consumed(struct sock *sk);
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		int flags);
@@ -576,6 +648,9 @@ void sdp_tx_wakeup(struct sock *sk);
 void sdp_tx_control(struct sock *sk);
 void sdp_tx_push(struct sock *sk);
 void sdp_tx_drop_held(struct sock *sk);
+bool sdp_tx_trimmable(const struct sdp_conn *conn);
+void sdp_tx_trim(struct sock *sk);
+void sdp_tx_free_bufs(struct sdp_conn *conn);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 
 /* sdp_close.c */

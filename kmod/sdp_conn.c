@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The verbs objects of one SDP connection: protection domain, completion
- * queue, the RC queue pair owned by the RDMA CM id, the receive ring
- * posted on it and the send ring; and the connection's teardown.
+ * The verbs objects of one SDP connection: its completion queue, the RC
+ * queue pair owned by the RDMA CM id, which receives from the device's
+ * shared receive queue (sdp_dev.c), its credits and its send ring; and
+ * the connection's teardown.
  */
 #include <linux/slab.h>
 
@@ -14,48 +15,14 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 	pr_warn_ratelimited("sdp: QP event %s\n", ib_event_msg(event->event));
 }
 
-static void sdp_ring_free(const struct sdp_conn *conn, struct sdp_buf *ring,
-			  unsigned int n, enum dma_data_direction dir)
-{
-	unsigned int i;
-
-	if (!ring)
-		return;
-	for (i = 0; i < n && ring[i].chunk[0].page; i++)
-		sdp_buf_free(conn, &ring[i], dir);
-	kvfree(ring);
-}
-
 /*
- * A ring of @n buffers, none of them with pages yet; @process acts on
- * their completions.
- */
-static struct sdp_buf *sdp_ring_alloc(unsigned int n,
-				      int (*process)(struct sock *sk,
-						     struct sdp_conn *conn,
-						     struct sdp_wc *wc,
-						     gfp_t gfp))
-{
-	struct sdp_buf *ring = kvcalloc(n, sizeof(*ring), GFP_KERNEL);
-	unsigned int i;
-
-	if (!ring)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		ring[i].wc.cqe.done = sdp_cq_done;
-		ring[i].wc.process = process;
-	}
-	return ring;
-}
-
-/*
- * Receive buffers a passive child posts before accept() takes it: what
- * the HelloAck announces, room for a first burst of the peer's data.
- * The rest of the receive ring, and the send ring, wait for accept()
- * (sdp_conn_grow()), so that a listener's backlog of children that
- * nobody accepts holds little memory, as TCP's holds little more than
- * what the peer sent within its initial window.  A child sends nothing
- * before accept(): it does not need a send ring.
+ * Credits a passive child gives before accept() takes it: what the
+ * HelloAck announces, room for a first burst of the peer's data.  The
+ * rest, and the send ring, wait for accept() (sdp_conn_grow()), so that
+ * a listener's backlog of children that nobody accepts takes little
+ * receive space, as TCP's holds little more than what the peer sent
+ * within its initial window.  A child sends nothing before accept(): it
+ * does not need a send ring.
  */
 #define SDP_CHILD_RX_BUFS	4
 
@@ -96,66 +63,75 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	return conn;
 }
 
-/*
- * Gives the receive buffers up to @to their pages, and posts them (@post)
- * or leaves them on rx_free, for sdp_rx_consumed() to post as receive
- * space allows.  The buffers with pages stay a prefix of the ring, as
- * sdp_ring_free() expects: conn->rx_bufs of them.
- */
-static int sdp_conn_add_rx(struct sdp_conn *conn, unsigned int to, bool post)
+/* Counts @bytes more (or fewer) of buffers that the connection holds. */
+void sdp_conn_mem_add(struct sdp_conn *conn, long bytes)
 {
 	struct sdp_sock *ssk = sdp_sk(conn->sk);
-	struct sdp_buf *rx;
-	int ret;
 
-	while (conn->rx_bufs < to) {
-		rx = &conn->rx_ring[conn->rx_bufs];
-		ret = sdp_buf_alloc(conn, rx, DMA_FROM_DEVICE, GFP_KERNEL);
-		if (ret)
-			return ret;
-		conn->rx_bufs++;
-		WRITE_ONCE(ssk->ring_bytes,
-			   ssk->ring_bytes + sdp_buf_truesize(conn));
-		if (!post) {
-			conn->rx_free[conn->rx_nfree++] = rx;
-			continue;
-		}
-		ret = sdp_rx_post(conn, rx);
-		if (ret)
-			return ret;
+	WRITE_ONCE(ssk->buf_bytes, ssk->buf_bytes + bytes);
+	sdp_mem_add(bytes);
+}
+
+/*
+ * Gives the connection its send ring: the slots, and their BSDHs, mapped
+ * once for the device.  Payload pages come with the first payload a slot
+ * carries (sdp_tx.c).
+ */
+static int sdp_conn_alloc_tx(struct sdp_conn *conn)
+{
+	struct ib_device *ibdev = conn->dev->ibdev;
+	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_bsdh);
+	unsigned int i;
+	u64 dma;
+
+	conn->tx_ring = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_ring),
+				 GFP_KERNEL);
+	if (!conn->tx_ring)
+		return -ENOMEM;
+	for (i = 0; i < sdp_tx_ring_size; i++) {
+		conn->tx_ring[i].wc.cqe.done = sdp_cq_done;
+		conn->tx_ring[i].wc.process = sdp_tx_process;
 	}
+	conn->tx_hdr = kzalloc(hdr, GFP_KERNEL);
+	if (!conn->tx_hdr)
+		return -ENOMEM;
+	dma = ib_dma_map_single(ibdev, conn->tx_hdr, hdr, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, dma)) {
+		kfree(conn->tx_hdr);
+		conn->tx_hdr = NULL;
+		return -ENOMEM;
+	}
+	conn->tx_hdr_dma = dma;
+	conn->tx_idle = jiffies;
+	sdp_conn_mem_add(conn, hdr);
 	return 0;
 }
 
-/* Gives the connection its send ring. */
-static int sdp_conn_alloc_tx(struct sdp_conn *conn)
+/* Frees the send ring and its pages; the QP is drained. */
+static void sdp_conn_free_tx(struct sdp_conn *conn)
 {
-	struct sdp_sock *ssk = sdp_sk(conn->sk);
-	unsigned int i;
+	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_bsdh);
 
-	conn->tx_ring = sdp_ring_alloc(sdp_tx_ring_size, sdp_tx_process);
-	conn->tx_zc = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_zc),
-			       GFP_KERNEL);
-	if (!conn->tx_ring || !conn->tx_zc)
-		return -ENOMEM;
-	for (i = 0; i < sdp_tx_ring_size; i++) {
-		if (sdp_buf_alloc(conn, &conn->tx_ring[i], DMA_TO_DEVICE,
-				  GFP_KERNEL))
-			return -ENOMEM;
-		WRITE_ONCE(ssk->ring_bytes,
-			   ssk->ring_bytes + sdp_buf_truesize(conn));
+	if (conn->tx_ring)
+		sdp_tx_free_bufs(conn);
+	if (conn->tx_hdr) {
+		ib_dma_unmap_single(conn->dev->ibdev, conn->tx_hdr_dma, hdr,
+				    DMA_TO_DEVICE);
+		kfree(conn->tx_hdr);
+		conn->tx_hdr = NULL;
+		sdp_conn_mem_add(conn, -(long)hdr);
 	}
-	return 0;
+	kvfree(conn->tx_ring);
+	conn->tx_ring = NULL;
 }
 
 /*
  * Creates the verbs objects on the device the CM id was resolved to, and
- * posts receive buffers: both sides do this before sending Hello /
- * HelloAck, whose Bufs field announces them.  An active open gets its
- * full rings; a passive @child SDP_CHILD_RX_BUFS receive buffers and no
- * send ring until accept() takes it (sdp_conn_grow()).  Socket lock
- * held.  On failure the caller frees what was made with
- * sdp_conn_destroy().
+ * gives the credits that the Hello / HelloAck announce.  An active open
+ * gets its send ring and all its credits; a passive @child
+ * SDP_CHILD_RX_BUFS credits and no send ring until accept() takes it
+ * (sdp_conn_grow()).  Socket lock held.  On failure the caller frees what
+ * was made with sdp_conn_destroy().
  */
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 {
@@ -165,29 +141,32 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 		.qp_context	= conn,
 		.sq_sig_type	= IB_SIGNAL_REQ_WR,
 		.qp_type	= IB_QPT_RC,
-		/* One more of each for ib_drain_qp(), a keepalive probe. */
-		.cap = {
-			.max_send_wr	= sdp_tx_ring_size + 2,
-			.max_recv_wr	= sdp_rx_ring_size + 1,
-		},
+		/* One more for ib_drain_qp(), one for a keepalive probe. */
+		.cap.max_send_wr = sdp_tx_ring_size + 2,
 	};
+	struct sdp_dev *dev;
 	int ret;
 
-	sdp_buf_size_chunks(conn);
+	dev = sdp_dev_get(id->device);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	conn->dev = dev;
+	/*
+	 * A message that finds the pool empty is NAKed and resent after this
+	 * (0.32 ms) rather than the CM's default of 655 ms (sdp_dev.c).
+	 */
+	ret = rdma_set_min_rnr_timer(id, IB_RNR_TIMER_000_32);
+	if (ret)
+		return ret;
 	/* A message from the caller's pages: the BSDH, then the pages. */
 	conn->zc_frags = min_t(u32, id->device->attrs.max_send_sge,
 			       1 + SDP_ZC_FRAGS) - 1;
-	attr.cap.max_send_sge = max(conn->nchunks, 1 + conn->zc_frags);
-	attr.cap.max_recv_sge = conn->nchunks;
-	conn->pd = ib_alloc_pd(id->device, 0);
-	if (IS_ERR(conn->pd)) {
-		ret = PTR_ERR(conn->pd);
-		conn->pd = NULL;
-		return ret;
-	}
+	attr.cap.max_send_sge = 1 + max(dev->nchunks, conn->zc_frags);
+	attr.srq = dev->srq;
 
+	/* Room for every send, and a receive for every credit. */
 	conn->cq = ib_alloc_cq_any(id->device, conn,
-				   attr.cap.max_send_wr + attr.cap.max_recv_wr,
+				   attr.cap.max_send_wr + sdp_rx_ring_size,
 				   IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
@@ -197,30 +176,25 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	ret = rdma_create_qp(id, conn->pd, &attr);
+	ret = rdma_create_qp(id, dev->pd, &attr);
 	if (ret)
 		return ret;
 
-	conn->rx_free = kvcalloc(sdp_rx_ring_size, sizeof(*conn->rx_free),
-				 GFP_KERNEL);
-	conn->rx_ring = sdp_ring_alloc(sdp_rx_ring_size, sdp_rx_process);
-	if (!conn->rx_free || !conn->rx_ring)
-		return -ENOMEM;
-
 	sdp_sk(conn->sk)->rx_posted = 0;
-	if (child)
-		return sdp_conn_add_rx(conn, min_t(unsigned int,
-						   sdp_rx_ring_size,
-						   SDP_CHILD_RX_BUFS), true);
-	ret = sdp_conn_add_rx(conn, sdp_rx_ring_size, true);
-	return ret ? : sdp_conn_alloc_tx(conn);
+	if (child) {
+		sdp_rx_give_credits(conn, min_t(unsigned int, sdp_rx_ring_size,
+						SDP_CHILD_RX_BUFS), true);
+		return 0;
+	}
+	sdp_rx_give_credits(conn, sdp_rx_ring_size, true);
+	return sdp_conn_alloc_tx(conn);
 }
 
 /*
  * accept() took the passive child @sk: its connection gets its send ring
- * and the rest of its receive ring, posted as receive space allows, as
- * reposted buffers are, and a credit update tells the peer of them.
- * Nothing to do once the connection is gone or going.  Socket lock held.
+ * and the rest of its credits, given as receive space allows, and a
+ * credit update tells the peer of them.  Nothing to do once the
+ * connection is gone or going.  Socket lock held.
  */
 int sdp_conn_grow(struct sock *sk)
 {
@@ -230,11 +204,12 @@ int sdp_conn_grow(struct sock *sk)
 	if (!conn || conn->dying || conn->tx_ring)
 		return 0;
 	ret = sdp_conn_alloc_tx(conn);
-	if (!ret)
-		ret = sdp_conn_add_rx(conn, sdp_rx_ring_size, false);
-	if (!ret)
-		sdp_rx_consumed(sk);
-	return ret;
+	if (ret)
+		return ret;
+	sdp_rx_give_credits(conn, sdp_rx_ring_size - sdp_sk(sk)->rx_posted -
+				  conn->rx_withheld, false);
+	sdp_rx_consumed(sk);
+	return 0;
 }
 
 /*
@@ -294,6 +269,23 @@ static void sdp_conn_drain(struct sdp_conn *conn)
 }
 
 /*
+ * Receive buffers whose completions were left on the backlog (the
+ * connection was taken while its socket's owner held them) go back to
+ * the device's pool.  The QP is destroyed: nothing joins the backlog.
+ */
+static void sdp_conn_drop_backlog(struct sdp_conn *conn)
+{
+	struct sdp_wc *wc, *tmp;
+
+	list_for_each_entry_safe(wc, tmp, &conn->backlog, node) {
+		list_del(&wc->node);
+		if (wc->process == sdp_rx_process)
+			sdp_dev_repost(conn->dev,
+				       container_of(wc, struct sdp_buf, wc));
+	}
+}
+
+/*
  * Frees the verbs objects, leaving the CM id.  The QP is drained first,
  * and the backlog's work stopped, so no completion handler touches a
  * buffer after it is freed.  Must not be called with the socket lock
@@ -308,24 +300,18 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 		rdma_destroy_qp(id);
 	}
 	cancel_work_sync(&conn->backlog_work);
-	sdp_zcopy_free(conn);
-	sdp_ring_free(conn, conn->rx_ring, sdp_rx_ring_size, DMA_FROM_DEVICE);
-	sdp_ring_free(conn, conn->tx_ring, sdp_tx_ring_size, DMA_TO_DEVICE);
-	kvfree(conn->rx_free);
-	while (conn->rx_nspare)
-		put_page(conn->rx_spare[--conn->rx_nspare]);
-	conn->rx_ring = NULL;
-	conn->tx_ring = NULL;
-	conn->rx_free = NULL;
-	conn->rx_bufs = 0;
-	WRITE_ONCE(sdp_sk(conn->sk)->ring_bytes, 0);
+	if (conn->dev) {
+		sdp_conn_drop_backlog(conn);
+		sdp_zcopy_free(conn);
+		sdp_conn_free_tx(conn);
+	}
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
 	}
-	if (conn->pd) {
-		ib_dealloc_pd(conn->pd);
-		conn->pd = NULL;
+	if (conn->dev) {
+		sdp_dev_put(conn->dev);
+		conn->dev = NULL;
 	}
 }
 

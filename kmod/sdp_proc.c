@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /proc/net/sdp: one line per SDP socket of the reader's namespace, in the
- * manner of /proc/net/tcp; its column ring is the memory (bytes) of the
- * buffers its connection's rings hold, and the last, path, what its
- * connections run over: sdp, tcp (TCP fallback), or both (a listener
- * with fallback).
+ * manner of /proc/net/tcp; its column mem is the memory (bytes) of the
+ * buffers its connection holds (its send slots' headers and pages: the
+ * receive buffers are the device's, sdp_dev.c; received data waiting is
+ * rx_queue), and the last, path, what its connections run over: sdp,
+ * tcp (TCP fallback), or both (a listener with fallback).
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -84,7 +85,7 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 	struct sdp_sock *ssk;
 	int sl = 0;
 
-	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode ring path\n");
+	seq_puts(seq, "  sl  local_address rem_address   st tx_queue rx_queue   uid  inode mem path\n");
 	spin_lock(&sdp_sock_list_lock);
 	list_for_each_entry(ssk, &sdp_sock_list, node) {
 		struct sock *sk = &ssk->isk.sk;
@@ -103,7 +104,7 @@ static int sdp_proc_show(struct seq_file *seq, void *v)
 		/* (the inode number is a u64 on newer kernels) */
 		seq_printf(seq, " %5u %llu %lu %s\n",
 			   from_kuid_munged(seq_user_ns(seq), sk_uid(sk)),
-			   (u64)sock_i_ino(sk), READ_ONCE(ssk->ring_bytes),
+			   (u64)sock_i_ino(sk), READ_ONCE(ssk->buf_bytes),
 			   sdp_proc_path(sk));
 	}
 	spin_unlock(&sdp_sock_list_lock);

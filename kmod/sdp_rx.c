@@ -5,13 +5,16 @@
  * read_sock() consume, and the credits returned to the peer as buffers
  * are reposted.
  *
- * Small payload is copied out of the ring into an skb on
- * sk_receive_queue, so a ring buffer goes back to the peer at once while
- * there is receive space; when there is none, the buffer waits on
- * conn->rx_free until the reader makes room, and the peer runs out of
- * credits: that is the flow control.  A large payload moves in the chunks
- * it arrived in, and the ring buffer gets others: chunks the reader is
- * done with, kept as spares, or new ones.
+ * The receive buffers are the device's, shared by its connections
+ * (sdp_dev.c); a connection's credits are what it lets its peer send.
+ * Small payload is copied out of the buffer into an skb on
+ * sk_receive_queue, and the buffer goes back to the device's pool at
+ * once.  The credit the message used comes back to the peer at once while
+ * there is receive space; when there is none, it is withheld until the
+ * reader makes room, and the peer runs out of credits: that is the flow
+ * control.  A large payload moves in the chunks it arrived in, and the
+ * buffer gets others: chunks a reader is done with, kept as spares, or
+ * new ones.
  */
 #include <linux/skbuff.h>
 #include <net/sock.h>
@@ -19,24 +22,7 @@
 #include "sdp.h"
 #include "sdp_wire.h"
 
-int sdp_rx_post(struct sdp_conn *conn, struct sdp_buf *rx)
-{
-	struct ib_sge sge[SDP_BUF_CHUNKS];
-	struct ib_recv_wr wr = {
-		.wr_cqe		= &rx->wc.cqe,
-		.sg_list	= sge,
-	};
-	int ret;
-
-	/* Exactly ActRcvSz: a longer message fails on the device. */
-	wr.num_sge = sdp_buf_sge(conn, rx, sdp_rx_buf_size, sge);
-	ret = ib_post_recv(conn->id->qp, &wr, NULL);
-	if (!ret)
-		sdp_sk(conn->sk)->rx_posted++;
-	return ret;
-}
-
-/* Room for one more posted buffer, counting what waits to be read. */
+/* Room for one more credit's buffer, counting what waits to be read. */
 static bool sdp_rx_has_room(struct sock *sk, const struct sdp_conn *conn)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
@@ -44,18 +30,32 @@ static bool sdp_rx_has_room(struct sock *sk, const struct sdp_conn *conn)
 	if (ssk->rx_posted < SDP_RX_MIN_POSTED && !ssk->rx_queued)
 		return true;
 	return atomic_read(&sk->sk_rmem_alloc) +
-	       (ssk->rx_posted + 1) * sdp_buf_truesize(conn) <=
+	       (ssk->rx_posted + 1) * sdp_buf_truesize(conn->dev) <=
 	       READ_ONCE(sk->sk_rcvbuf);
 }
 
-/* Reposts the buffers that wait for receive space, as far as it allows. */
+/* Gives the credits withheld for want of receive space, as far as it allows. */
 static void sdp_rx_refill(struct sock *sk, struct sdp_conn *conn)
 {
-	while (conn->rx_nfree && !conn->dying && sdp_rx_has_room(sk, conn)) {
-		if (sdp_rx_post(conn, conn->rx_free[conn->rx_nfree - 1]))
-			break;
-		conn->rx_nfree--;
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	while (conn->rx_withheld && !conn->dying && sdp_rx_has_room(sk, conn)) {
+		ssk->rx_posted++;
+		conn->rx_withheld--;
 	}
+}
+
+/*
+ * Gives the peer @n more credits: at once (@now), before the Hello or
+ * HelloAck that announces them; or as receive space allows, and a credit
+ * update tells the peer (sdp_rx_consumed()).  Socket lock held.
+ */
+void sdp_rx_give_credits(struct sdp_conn *conn, u32 n, bool now)
+{
+	if (now)
+		sdp_sk(conn->sk)->rx_posted += n;
+	else
+		conn->rx_withheld += n;
 }
 
 /* Returns why the message in @rx is a protocol error, or NULL. */
@@ -91,19 +91,7 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
  */
 static u32 sdp_rx_copybreak(const struct sdp_conn *conn)
 {
-	return 2U << conn->chunk_shift;
-}
-
-/*
- * Keeps @page, of a chunk of received data, as a spare if there is room;
- * the caller's reference on it becomes the connection's.
- */
-static bool sdp_rx_keep_spare(struct sdp_conn *conn, struct page *page)
-{
-	if (conn->rx_nspare >= SDP_RX_SPARE_BUFS * conn->nchunks)
-		return false;
-	conn->rx_spare[conn->rx_nspare++] = page;
-	return true;
+	return 2U << conn->dev->chunk_shift;
 }
 
 /*
@@ -125,7 +113,7 @@ static void sdp_rx_recycle(struct sock *sk, struct sk_buff *skb)
 
 		if (page_ref_count(page) != 1)
 			continue;
-		if (!sdp_rx_keep_spare(conn, page))
+		if (!sdp_dev_keep_spare(conn->dev, page))
 			return;
 		get_page(page);
 	}
@@ -133,27 +121,26 @@ static void sdp_rx_recycle(struct sock *sk, struct sk_buff *skb)
 
 /*
  * New chunks for the first @n of a receive buffer, into @fresh: spare
- * ones while the connection has some, which saves the allocation and the
+ * ones while the device has some, which saves the allocation and the
  * zeroing of fresh pages.  All of them or, on failure, none.
  */
 static int sdp_rx_fresh_chunks(struct sdp_conn *conn, struct sdp_chunk *fresh,
 			       unsigned int n, gfp_t gfp)
 {
+	struct sdp_dev *dev = conn->dev;
 	unsigned int i, reused = 0;
 
 	for (i = 0; i < n; i++) {
-		struct page *page;
+		struct page *page = sdp_dev_take_spare(dev);
 
-		if (conn->rx_nspare) {
-			page = conn->rx_spare[--conn->rx_nspare];
+		if (page)
 			reused++;
-		} else {
-			page = sdp_chunk_alloc(conn, gfp);
-		}
+		else
+			page = sdp_chunk_alloc(dev, gfp);
 		if (!page)
 			goto fail;
-		if (sdp_chunk_map(conn, &fresh[i], page, DMA_FROM_DEVICE)) {
-			if (!sdp_rx_keep_spare(conn, page))
+		if (sdp_chunk_map(dev, &fresh[i], page, DMA_FROM_DEVICE)) {
+			if (!sdp_dev_keep_spare(dev, page))
 				put_page(page);
 			goto fail;
 		}
@@ -162,10 +149,10 @@ static int sdp_rx_fresh_chunks(struct sdp_conn *conn, struct sdp_chunk *fresh,
 	return 0;
 fail:
 	while (i--) {
-		struct page *page = sdp_chunk_unmap(conn, &fresh[i],
+		struct page *page = sdp_chunk_unmap(dev, &fresh[i],
 						    DMA_FROM_DEVICE);
 
-		if (!sdp_rx_keep_spare(conn, page))
+		if (!sdp_dev_keep_spare(dev, page))
 			put_page(page);
 	}
 	return -ENOMEM;
@@ -179,8 +166,9 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 					 struct sdp_buf *rx, u32 len,
 					 gfp_t gfp)
 {
+	const struct sdp_dev *dev = conn->dev;
 	const u32 hdr = sizeof(struct sdp_bsdh);
-	u32 n = ((hdr + len - 1) >> conn->chunk_shift) + 1;
+	u32 n = ((hdr + len - 1) >> dev->chunk_shift) + 1;
 	struct sdp_chunk fresh[SDP_BUF_CHUNKS];
 	struct sk_buff *skb;
 	u32 i, off = hdr;
@@ -193,13 +181,12 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		struct page *page = sdp_chunk_unmap(conn, &rx->chunk[i],
+		struct page *page = sdp_chunk_unmap(dev, &rx->chunk[i],
 						    DMA_FROM_DEVICE);
-		u32 in = off - (i << conn->chunk_shift);
-		u32 size = min(hdr + len - off, (1U << conn->chunk_shift) - in);
+		u32 in = off - (i << dev->chunk_shift);
+		u32 size = min(hdr + len - off, sdp_chunk_size(dev) - in);
 
-		skb_add_rx_frag(skb, i, page, in, size,
-				1U << conn->chunk_shift);
+		skb_add_rx_frag(skb, i, page, in, size, sdp_chunk_size(dev));
 		rx->chunk[i] = fresh[i];
 		off += size;
 	}
@@ -232,7 +219,7 @@ static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 		u32 size = min_t(u32, end - off, SDP_RX_COPY_MAX);
 
 		skb = alloc_skb_with_frags(0, size,
-					   conn->chunk_shift - PAGE_SHIFT,
+					   conn->dev->chunk_shift - PAGE_SHIFT,
 					   &err, gfp);
 		if (!skb) {
 			__skb_queue_purge(queue);
@@ -244,7 +231,7 @@ static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 		for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
 			skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
 
-			sdp_buf_read(conn, rx, off, skb_frag_address(frag),
+			sdp_buf_read(conn->dev, rx, off, skb_frag_address(frag),
 				     skb_frag_size(frag));
 			off += skb_frag_size(frag);
 		}
@@ -272,7 +259,7 @@ static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
 	end = skb_frag_off(frag) + skb_frag_size(frag);
 	if (end + len > page_size(skb_frag_page(frag)))
 		return false;
-	sdp_buf_read(conn, rx, sizeof(struct sdp_bsdh),
+	sdp_buf_read(conn->dev, rx, sizeof(struct sdp_bsdh),
 		     skb_frag_address(frag) + skb_frag_size(frag), len);
 	skb_frag_size_add(frag, len);
 	skb->len += len;
@@ -317,12 +304,12 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		      struct sdp_buf *rx, u32 byte_len, gfp_t gfp)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn, rx, 0, NULL);
+	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn->dev, rx, 0, NULL);
 	u32 len = byte_len - sizeof(*bsdh);
 	const char *bad;
 	int ret;
 
-	sdp_buf_sync_for_cpu(conn, rx, byte_len);
+	sdp_buf_sync_for_cpu(conn->dev, rx, byte_len);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
 	if (bad) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);
@@ -378,21 +365,22 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 /*
  * A receive completed.  Socket locked (sdp_cq.c).  Softirq and
  * release_sock() get -ENOMEM back when there was no GFP_ATOMIC memory for
- * the data, and leave the completion for later; in process context the
- * connection aborts instead.
+ * the data, and leave the completion, and its buffer, for later; in
+ * process context the connection aborts instead.  Otherwise the buffer
+ * goes back to the device's pool, whatever became of the connection.
  */
 int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 		   gfp_t gfp)
 {
 	struct sdp_buf *rx = container_of(wc, struct sdp_buf, wc);
 	struct sdp_sock *ssk = sdp_sk(sk);
-	int queued = 0;
+	int queued;
 
 	if (ssk->conn != conn)
-		return 0;
+		goto repost;
 	if (conn->aborted || sdp_wc_failed(sk, wc->status)) {
 		ssk->rx_posted--;
-		return 0;
+		goto repost;
 	}
 	queued = sdp_rx_msg(sk, conn, rx, wc->byte_len, gfp);
 	if (queued == -ENOMEM) {
@@ -402,11 +390,13 @@ int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 			  "no memory for received data");
 		queued = 0;
 	}
+	sdp_dev_repost(conn->dev, rx);
 	ssk->rx_posted--;
 	if (conn->aborted)
 		return 0;
 
-	conn->rx_free[conn->rx_nfree++] = rx;
+	/* The credit comes back as receive space allows. */
+	conn->rx_withheld++;
 	sdp_rx_refill(sk, conn);
 	/* The peer may have given credits, or acknowledged our DisConn. */
 	sdp_tx_control(sk);
@@ -414,11 +404,14 @@ int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 	if (queued)
 		sk->sk_data_ready(sk);
 	return 0;
+repost:
+	sdp_dev_repost(conn->dev, rx);
+	return 0;
 }
 
 /*
- * The reader consumed data: repost buffers into the room it made, and let
- * the peer know when its view of our buffers has fallen well behind.
+ * The reader consumed data: give credits back into the room it made, and
+ * let the peer know when its view of our buffers has fallen well behind.
  * Socket lock held.
  */
 void sdp_rx_consumed(struct sock *sk)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * SDP counters, per network namespace: /proc/net/sdpstats, one "Name
- * value" line each, in the manner of /proc/net/netstat's names.
+ * value" line each, in the manner of /proc/net/netstat's names; and the
+ * module's buffer memory (sdp_dev.c).
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/netns/generic.h>
 
-#include "sdp_stats.h"
+#include "sdp.h"
 #include "sdp_wire.h"
 
 static unsigned int sdp_net_id __read_mostly;
@@ -32,6 +33,7 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_TX_BYTES]		= "TxBytes",
 	[SDP_MIB_TX_ZCOPY_BYTES]	= "TxZcopyBytes",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
+	[SDP_MIB_TX_TRIMS]		= "TxBufferTrims",
 	[SDP_MIB_FALLBACK_REFUSED]	= "FallbackRefused",
 	[SDP_MIB_FALLBACK_NO_DEVICE]	= "FallbackNoDevice",
 	[SDP_MIB_FALLBACK_TIMEOUT]	= "FallbackTimeout",
@@ -68,6 +70,10 @@ static int sdp_stats_show(struct seq_file *seq, void *v)
 	for (i = 0; i < SDP_MIB_TX_MSG; i++)
 		seq_printf(seq, "%s %lld\n", sdp_mib_names[i],
 			   atomic64_read(&sn->mib[i]));
+	/* Not counters: bytes the module holds now, in all namespaces. */
+	seq_printf(seq, "BufferMemory %ld\n", sdp_mem_total());
+	seq_printf(seq, "PoolMemory %ld\n", sdp_mem_pools());
+	seq_printf(seq, "PoolBuffersPosted %ld\n", sdp_pool_buffers_posted());
 	for (i = 0; i < SDP_MID_SLOTS; i++)
 		seq_printf(seq, "TxMsg%s %lld\n", sdp_mid_names[i],
 			   atomic64_read(&sn->mib[SDP_MIB_TX_MSG + i]));

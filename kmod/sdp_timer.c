@@ -2,7 +2,8 @@
 /*
  * SDP keepalive, TCP_USER_TIMEOUT, stalled transport and the ceiling of a
  * cork, checked by a per-connection watchdog that runs only while there
- * is one to watch.
+ * is one to watch; it also gives the send pages of a connection that
+ * stopped sending back (sdp_tx_trim()).
  *
  * A posted send normally completes, or fails once the RC transport's
  * retries run out.  Soft-RoCE on a link that is down retries for ever
@@ -36,7 +37,7 @@ static bool sdp_watchdog_wanted(const struct sock *sk)
 
 	return sock_flag(sk, SOCK_KEEPOPEN) || ssk->user_timeout ||
 	       ssk->tx_head != ssk->tx_tail || ssk->conn->probe_inflight ||
-	       sdp_credit_blocked(sk) || ssk->tx_held;
+	       sdp_credit_blocked(sk) || ssk->tx_held || sdp_tx_trimmable(ssk->conn);
 }
 
 static unsigned long sdp_keepidle(const struct sock *sk)
@@ -133,6 +134,7 @@ static void sdp_watchdog(struct work_struct *work)
 	/* A cork holds the held bytes 200 ms at most. */
 	if (ssk->tx_held)
 		sdp_tx_control(sk);
+	sdp_tx_trim(sk);
 	if (conn->dying)
 		goto out;
 	if (sdp_credit_blocked(sk) && !conn->probe_inflight &&

@@ -99,14 +99,17 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 		    u32 payload, bool more)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
+	const struct sdp_dev *dev = conn->dev;
 	unsigned int slot = ssk->tx_head % sdp_tx_ring_size;
-	struct sdp_buf *tx = &conn->tx_ring[slot];
-	struct sdp_zc *zc = &conn->tx_zc[slot];
-	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn, tx, 0, NULL);
+	struct sdp_tx_slot *tx = &conn->tx_ring[slot];
+	struct sdp_zc *zc = conn->tx_zc ? &conn->tx_zc[slot] : NULL;
+	struct sdp_bsdh *bsdh = &conn->tx_hdr[slot];
+	u64 hdr_dma = conn->tx_hdr_dma + slot * sizeof(*bsdh);
 	struct ib_sge sge[SDP_TX_SGES];
 	struct ib_send_wr wr = {
 		.wr_cqe		= &tx->wc.cqe,
 		.sg_list	= sge,
+		.num_sge	= 1,
 		.opcode		= IB_WR_SEND,
 	};
 	int ret;
@@ -121,14 +124,17 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	bsdh->len = htonl(tx->len);
 	bsdh->mseq = htonl(ssk->tx_mseq + 1);
 	bsdh->mseq_ack = htonl(ssk->rx_mseq);
-	if (zc->n) {
+	ib_dma_sync_single_for_device(dev->ibdev, hdr_dma, sizeof(*bsdh),
+				      DMA_TO_DEVICE);
+	sge[0].addr = hdr_dma;
+	sge[0].length = sizeof(*bsdh);
+	sge[0].lkey = dev->pd->local_dma_lkey;
+	if (zc && zc->n) {
 		/* The payload goes from the caller's pages (sdp_zcopy.c). */
-		sdp_buf_sync_for_device(conn, tx, sizeof(*bsdh));
-		wr.num_sge = sdp_buf_sge(conn, tx, sizeof(*bsdh), sge);
-		wr.num_sge += sdp_zcopy_sge(conn, zc, sge + wr.num_sge);
-	} else {
-		sdp_buf_sync_for_device(conn, tx, tx->len);
-		wr.num_sge = sdp_buf_sge(conn, tx, tx->len, sge);
+		wr.num_sge += sdp_zcopy_sge(conn, zc, sge + 1);
+	} else if (payload) {
+		sdp_buf_sync_for_device(dev, tx->buf, payload);
+		wr.num_sge += sdp_buf_sge(dev, tx->buf, payload, sge + 1);
 	}
 	/*
 	 * A device may send from a tasklet (Soft-RoCE does for kernel QPs).
@@ -246,14 +252,14 @@ void sdp_tx_drop_held(struct sock *sk)
 }
 
 /*
- * A control message takes the next send slot: bytes held in it move on
- * to the one after, if that one is free.  Rare: the held bytes go with
- * the message instead whenever there are credits for them.
+ * A control message takes the next send slot: the payload buffer with
+ * the bytes held in it moves on to the one after, if that one is free.
+ * Rare: the held bytes go with the message instead whenever there are
+ * credits for them.
  */
 static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
 {
-	const size_t hdr = sizeof(struct sdp_bsdh);
-	struct sdp_buf *from, *to;
+	struct sdp_tx_slot *from, *to;
 
 	if (!ssk->tx_held)
 		return true;
@@ -261,7 +267,7 @@ static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
 		return false;
 	from = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 	to = &conn->tx_ring[(ssk->tx_head + 1) % sdp_tx_ring_size];
-	sdp_buf_copy(conn, to, from, hdr, ssk->tx_held);
+	swap(from->buf, to->buf);
 	return true;
 }
 
@@ -308,7 +314,7 @@ void sdp_tx_control(struct sock *sk)
 int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 		   gfp_t gfp)
 {
-	struct sdp_buf *tx = container_of(wc, struct sdp_buf, wc);
+	struct sdp_tx_slot *tx = container_of(wc, struct sdp_tx_slot, wc);
 	struct sdp_sock *ssk = sdp_sk(sk);
 
 	if (ssk->conn != conn)
@@ -321,10 +327,13 @@ int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 		unsigned int slot = ssk->tx_tail % sdp_tx_ring_size;
 
 		sk_wmem_queued_add(sk, -(int)conn->tx_ring[slot].len);
-		sdp_zcopy_release(conn, &conn->tx_zc[slot]);
+		if (conn->tx_zc)
+			sdp_zcopy_release(conn, &conn->tx_zc[slot]);
 		ssk->tx_tail++;
 	}
 	ssk->tx_stamp = jiffies;
+	if (ssk->tx_tail == ssk->tx_head)
+		conn->tx_idle = jiffies;
 	sdp_zcopy_wakeup(sk);
 	if (sdp_wc_failed(sk, wc->status))
 		return 0;
@@ -373,6 +382,81 @@ static void sdp_set_nospace(struct sock *sk)
 }
 
 /*
+ * Gives send slot @tx the pages for its first @len bytes of payload: a
+ * slot gets them with the first payload it carries, and keeps them while
+ * the connection sends (sdp_tx_trim()).  Socket lock held, process
+ * context.
+ */
+static int sdp_tx_buf_room(struct sock *sk, struct sdp_conn *conn,
+			   struct sdp_tx_slot *tx, u32 len)
+{
+	long bytes;
+
+	if (!tx->buf) {
+		tx->buf = kzalloc(sizeof(*tx->buf), sk->sk_allocation);
+		if (!tx->buf)
+			return -ENOMEM;
+		conn->tx_nbufs++;
+		sdp_conn_mem_add(conn, sizeof(*tx->buf));
+	}
+	bytes = sdp_buf_alloc(conn->dev, tx->buf, len, DMA_TO_DEVICE,
+			      sk->sk_allocation);
+	if (bytes < 0)
+		return bytes;
+	sdp_conn_mem_add(conn, bytes);
+	return 0;
+}
+
+/* Frees the payload pages of every send slot: none is in flight. */
+void sdp_tx_free_bufs(struct sdp_conn *conn)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdp_tx_ring_size; i++) {
+		struct sdp_tx_slot *tx = &conn->tx_ring[i];
+
+		if (!tx->buf)
+			continue;
+		sdp_conn_mem_add(conn, -sdp_buf_free(conn->dev, tx->buf,
+						     DMA_TO_DEVICE) -
+				       (long)sizeof(*tx->buf));
+		kfree(tx->buf);
+		tx->buf = NULL;
+	}
+	conn->tx_nbufs = 0;
+}
+
+/* A send ring idle this long gives its payload pages back. */
+#define SDP_TX_TRIM_AFTER	HZ
+
+/* The connection has send memory that sdp_tx_trim() frees when idle. */
+bool sdp_tx_trimmable(const struct sdp_conn *conn)
+{
+	return conn->tx_nbufs || conn->tx_zc;
+}
+
+/*
+ * Memory follows traffic: a connection whose send ring has been idle for
+ * SDP_TX_TRIM_AFTER, with nothing held or in flight, frees the payload
+ * pages of its slots, and the page lists of zero-copy sends; the next
+ * send allocates them again.  Called by the watchdog, which runs while
+ * there are pages to free.  Socket lock held.
+ */
+void sdp_tx_trim(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_conn *conn = ssk->conn;
+
+	if (!conn || !sdp_tx_trimmable(conn) || ssk->tx_head != ssk->tx_tail ||
+	    ssk->tx_held || time_before(jiffies, conn->tx_idle +
+					SDP_TX_TRIM_AFTER))
+		return;
+	sdp_stat_inc(sock_net(sk), SDP_MIB_TX_TRIMS);
+	sdp_tx_free_bufs(conn);
+	sdp_zcopy_free(conn);
+}
+
+/*
  * Posts a Data message of up to @max bytes of @msg from the caller's
  * pages (sdp_zcopy.c), and moves sdp_sock.tx_zc_end past it.  Returns
  * the bytes sent; an error when it could take none (-EFAULT: a bad
@@ -384,9 +468,17 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
 			    struct msghdr *msg, u32 max)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_zc *zc = &conn->tx_zc[ssk->tx_head % sdp_tx_ring_size];
-	ssize_t got = sdp_zcopy_fill(conn, zc, &msg->msg_iter, max);
+	struct sdp_zc *zc;
+	ssize_t got;
 
+	if (!conn->tx_zc) {
+		conn->tx_zc = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_zc),
+				       sk->sk_allocation);
+		if (!conn->tx_zc)
+			return -ENOMEM;
+	}
+	zc = &conn->tx_zc[ssk->tx_head % sdp_tx_ring_size];
+	got = sdp_zcopy_fill(conn, zc, &msg->msg_iter, max);
 	if (got <= 0)
 		return got;
 	ssk->tx_held = got;
@@ -434,7 +526,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (msg_data_left(msg)) {
 		struct sdp_conn *conn = ssk->conn;
-		struct sdp_buf *tx;
+		struct sdp_tx_slot *tx;
 		size_t chunk;
 		u32 max;
 
@@ -498,9 +590,12 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			tx = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 			chunk = min_t(size_t, msg_data_left(msg),
 				      max - ssk->tx_held);
+			err = sdp_tx_buf_room(sk, conn, tx,
+					      ssk->tx_held + chunk);
+			if (err)
+				break;
 			/* A bad address ends the copy: the bytes before it are sent. */
-			got = sdp_buf_copy_from_iter(conn, tx,
-						     sizeof(struct sdp_bsdh) +
+			got = sdp_buf_copy_from_iter(conn->dev, tx->buf,
 						     ssk->tx_held, chunk,
 						     &msg->msg_iter);
 			err = -EFAULT;

@@ -87,7 +87,7 @@ unsigned int sdp_zcopy_sge(const struct sdp_conn *conn,
 	for (i = 0; i < zc->n; i++) {
 		sge[i].addr = zc->dma[i];
 		sge[i].length = zc->len[i];
-		sge[i].lkey = conn->pd->local_dma_lkey;
+		sge[i].lkey = conn->dev->pd->local_dma_lkey;
 	}
 	return zc->n;
 }

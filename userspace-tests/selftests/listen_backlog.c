@@ -331,8 +331,10 @@ TEST_F_TIMEOUT(backlog, relisten_mid_handshake, 120)
  * from host A.
  */
 #define QUEUED		16
-/* Receive buffers a child that nobody accepted may hold, at most. */
+/* Credits (receive buffers) a child that nobody accepted gives, at most. */
 #define CHILD_BUFS	8
+/* A send slot's header: the BSDH. */
+#define BSDH_BYTES	16
 /* What each client sends before its child is accepted. */
 #define FIRST_BURST	20000
 
@@ -370,15 +372,17 @@ FIXTURE_TEARDOWN(queued)
 }
 
 /*
- * The ring column (bytes) of the ESTABLISHED sockets of /proc/net/sdp
- * whose local port (@remote: remote port) is @port, into @ring, at most
- * @max of them.  Returns how many there are.
+ * The mem column (bytes of buffers) and the rx_queue of the ESTABLISHED
+ * sockets of /proc/net/sdp whose local port (@remote: remote port) is
+ * @port, into @mem and @rxq (either may be NULL), at most @max of them.
+ * Returns how many there are.
  */
-static int rings_at(int port, int remote, long long *ring, int max)
+static int socks_at(int port, int remote, long long *mem, long long *rxq,
+		    int max)
 {
 	FILE *f = fopen("/proc/net/sdp", "r");
 	char line[512], addr[2][64];
-	unsigned int st, p;
+	unsigned int st, p, rq;
 	long long r;
 	int n = 0;
 
@@ -387,15 +391,17 @@ static int rings_at(int port, int remote, long long *ring, int max)
 	while (fgets(line, sizeof(line), f)) {
 		char *colon;
 
-		if (sscanf(line, "%*s %63s %63s %x %*s %*s %*s %lld", addr[0],
-			   addr[1], &st, &r) != 4 || st != 1)
+		if (sscanf(line, "%*s %63s %63s %x %*x:%x %*s %*s %lld", addr[0],
+			   addr[1], &st, &rq, &r) != 5 || st != 1)
 			continue;
 		colon = strrchr(addr[remote], ':');
 		if (!colon || sscanf(colon + 1, "%x", &p) != 1 ||
 		    p != (unsigned int)port)
 			continue;
-		if (n < max)
-			ring[n] = r;
+		if (n < max && mem)
+			mem[n] = r;
+		if (n < max && rxq)
+			rxq[n] = rq;
 		n++;
 	}
 	fclose(f);
@@ -405,11 +411,10 @@ static int rings_at(int port, int remote, long long *ring, int max)
 /* Waits until host B has @n children of the listener at @port up. */
 static int children_up(int port, int n)
 {
-	long long ring[QUEUED];
 	int i;
 
 	for (i = 0; i < STREAM_WAIT_MS / 10; i++) {
-		if (rings_at(port, 0, ring, QUEUED) == n)
+		if (socks_at(port, 0, NULL, NULL, QUEUED) == n)
 			return 0;
 		usleep(10000);
 	}
@@ -418,20 +423,21 @@ static int children_up(int port, int n)
 
 /*
  * QUEUED children that nobody accepts, each after a first burst of data
- * from its client: each holds at most CHILD_BUFS receive buffers (the
- * ring column of /proc/net/sdp; MemAvailable is too coarse to tell, the
- * per-CPU page lists alone move it by megabytes).  Once accepted, each
- * child has its full rings, its client can fill far more than CHILD_BUFS
- * buffers' worth into it before it reads, and every byte arrives, the
- * first burst first; the child's sends arrive too.
+ * from its client: each holds that burst in its receive queue and no
+ * buffer of its own (the mem column of /proc/net/sdp: it has no send
+ * ring, and the receive buffers are the device's).  Once accepted, each
+ * child has its send ring's headers, its client can send far more than
+ * the CHILD_BUFS buffers' worth it had credits for before it reads, and
+ * every byte arrives, the first burst first; the child's sends arrive
+ * too.
  */
 TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
 {
-	long long ring[QUEUED], rx_ring = sdp_param("rx_ring_size");
-	long long tx_ring = sdp_param("tx_ring_size"), buf, full;
+	long long mem[QUEUED], rxq[QUEUED], buf = sdp_param("rx_buf_size");
+	long long tx_ring = sdp_param("tx_ring_size");
 	int i, n, port = sdp_addr_port(&self->b);
 
-	ASSERT_LT(0, rx_ring);
+	ASSERT_LT(0, buf);
 	ASSERT_LT(0, tx_ring);
 
 	for (i = 0; i < QUEUED; i++) {
@@ -447,28 +453,28 @@ TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
 	}
 	ASSERT_EQ(0, children_up(port, QUEUED));
 
-	/* A client's ring is full: it tells the size of one buffer. */
-	ASSERT_EQ(QUEUED, rings_at(port, 1, ring, QUEUED));
-	full = ring[0];
-	buf = full / (rx_ring + tx_ring);
-	ASSERT_LT(0, buf);
-	ASSERT_EQ(full, buf * (rx_ring + tx_ring));
-
-	/* Each child that nobody accepted holds a few buffers. */
-	ASSERT_EQ(QUEUED, rings_at(port, 0, ring, QUEUED));
+	/* Each child that nobody accepted holds its first burst, and no buffer. */
+	for (n = 0; n < STREAM_WAIT_MS / 10; n++) {
+		ASSERT_EQ(QUEUED, socks_at(port, 0, mem, rxq, QUEUED));
+		for (i = 0; i < QUEUED && rxq[i] == FIRST_BURST; i++)
+			;
+		if (i == QUEUED)
+			break;
+		usleep(10000);
+	}
 	for (i = 0; i < QUEUED; i++) {
-		EXPECT_LT(0, ring[i]);
-		EXPECT_GE(CHILD_BUFS * buf, ring[i]) TH_LOG("child %d", i);
+		EXPECT_EQ(FIRST_BURST, rxq[i]) TH_LOG("child %d", i);
+		EXPECT_EQ(0, mem[i]) TH_LOG("child %d", i);
 	}
 
-	/* Accepted: full rings, and data at the full window. */
+	/* Accepted: a send ring's headers, and data at the full window. */
 	for (i = 0; i < QUEUED; i++) {
 		self->afd[i] = accept(self->lfd, NULL, NULL);
 		ASSERT_LE(0, self->afd[i]);
 	}
-	ASSERT_EQ(QUEUED, rings_at(port, 0, ring, QUEUED));
+	ASSERT_EQ(QUEUED, socks_at(port, 0, mem, NULL, QUEUED));
 	for (i = 0; i < QUEUED; i++)
-		EXPECT_EQ(full, ring[i]) TH_LOG("child %d", i);
+		EXPECT_EQ(tx_ring * BSDH_BYTES, mem[i]) TH_LOG("child %d", i);
 
 	for (i = 0; i < QUEUED; i++) {
 		uint64_t off = FIRST_BURST, roff = 0;

@@ -2,12 +2,13 @@
 # module_lifecycle.sh: sdp.ko as DKMS installed it: its version and alias,
 # autoloading by socket(27, ...), unloading refused while a socket is open,
 # 20 load/connect/unload cycles that leave no RDMA object and no memory
-# behind, and ring buffers of sizes across the rx_buf_size range.
+# behind, and buffers of sizes across the rx_buf_size range.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_hold.sh"
+. "$here/lib/sdp_resources.sh"
 CYCLES=${SDP_CYCLES:-20}
 
 loaded() { grep -q "^sdp " /proc/modules; }
@@ -36,8 +37,8 @@ socket_autoloads() {
     loaded
 }
 
-# Memory the kernel can still hand out, in KiB.  The ring buffers are
-# whole pages, in no slab cache: a leaked ring shows only here.  Free pages
+# Memory the kernel can still hand out, in KiB.  The buffers are whole
+# pages, in no slab cache: a leaked pool shows only here.  Free pages
 # in the per-CPU lists are not in MemAvailable, and those lists swing by
 # megabytes from one moment to the next: they are added back, from
 # /proc/zoneinfo, after the per-CPU counters are folded in.
@@ -66,35 +67,48 @@ load_unload_cycles() {
     done
     avail1=$(mem_avail)
     echo "MemAvailable and per-CPU free pages: $avail0 KiB before, $avail1 KiB after $CYCLES cycles"
-    # Each cycle makes 3 connections, 6 ends of 1 MiB of rings each (the
-    # default parameters): a leak in every cycle would take 120 MiB.
+    # Each cycle makes 3 connections and the two devices' receive pools
+    # (4 MiB each with the default parameters): a leak of the pools in
+    # every cycle would take 160 MiB.
     ((avail0 - avail1 < 16384)) || { echo "they fell by $((avail0 - avail1)) KiB"; return 1; }
     modprobe sdp
 }
 
-# Ring buffers are made of pieces posted as one SGE each, 16 at most
+# Buffers are made of pieces posted as one SGE each, 16 at most
 # (sdp_buf.c): pages, or for a buffer bigger than 16 pages the least
-# power-of-two multiple of a page that does (Soft-RoCE takes 32 SGEs).
-# For each size: data arrives intact, and each connected end holds the
-# memory its rings should, as the ring column of /proc/net/sdp shows.
+# power-of-two multiple of a page that does (Soft-RoCE takes 27 SGEs in a
+# shared receive queue's requests).  For each size: data arrives intact;
+# each device's shared receive pool holds rx_pool_size buffers of that many
+# pieces (sdpstats' PoolMemory, with spare pieces on top, 8 buffers' worth
+# at most); and a connected end that has been idle a while holds its send
+# slots' headers alone (the mem column of /proc/net/sdp).
 buffer_sizes() {
-    local page size shift n rx tx want rings
+    local page size shift n chunk pool tx want got mems _
     page=$(getconf PAGESIZE)
     trap 'rmmod sdp 2>/dev/null; modprobe sdp' EXIT    # the defaults again, whatever happens
     for size in 1024 40000 65536 1048576; do
         ! loaded || rmmod sdp
         modprobe sdp rx_buf_size="$size"
-        rx=$(cat /sys/module/sdp/parameters/rx_ring_size)
+        pool=$(cat /sys/module/sdp/parameters/rx_pool_size)
         tx=$(cat /sys/module/sdp/parameters/tx_ring_size)
         "$SDP_PAIR" -q -s $((3 * size + 12345)) || { echo "rx_buf_size=$size: the transfer failed"; return 1; }
         shift=0
         while (((16 * page << shift) < size)); do shift=$((shift + 1)); done
         n=$(((size + (page << shift) - 1) / (page << shift)))
-        want=$(((rx + tx) * n * (page << shift)))
-        sdp_hold_start -p 18530
-        rings=$(awk '$4 == "01" { print $8 }' /proc/net/sdp | sort -u)
+        chunk=$((page << shift))
+        want=$((2 * pool * n * chunk))
+        sdp_hold_start -p 18530 -s $((3 * size))
+        got=$(sdp_stat PoolMemory)
+        for _ in $(seq 50); do
+            mems=$(awk '$4 == "01" { print $8 }' /proc/net/sdp | sort -u)
+            [[ $mems == "$((tx * 16))" ]] && break
+            sleep 0.1
+        done
         sdp_hold_stop
-        [[ $rings == "$want" ]] || { echo "rx_buf_size=$size: rings of $rings bytes, want $want"; return 1; }
+        ((got >= want && got <= want + 2 * 8 * n * chunk)) ||
+            { echo "rx_buf_size=$size: pools of $got bytes, want $want and spares"; return 1; }
+        [[ $mems == "$((tx * 16))" ]] ||
+            { echo "rx_buf_size=$size: idle ends hold $mems bytes, want $((tx * 16))"; return 1; }
     done
 }
 

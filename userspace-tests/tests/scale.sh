@@ -9,9 +9,13 @@
 # closes in order (both DisConns went through), none is reset, and their
 # teardowns, racing each other and the CM's events, leave nothing behind
 # (the bed's kernel-log check catches a teardown freed while queued).
+# Then many more through one listener: SDP_SCALE_MANY (5000) connections
+# all set up at once, a little data checked on each, all closed, nothing
+# left (the listen backlog raised to take them, as a server's would be).
 # Env: SDP_SCALE_CONNS (connections, default 200), SDP_SCALE_BYTES (bytes
 # each way on each, default 32768), SDP_SCALE_CLOSE_CONNS (idle connections
-# closed at once, default 100), SDP_SCALE_CLOSE_ROUNDS (default 3).
+# closed at once, default 100), SDP_SCALE_CLOSE_ROUNDS (default 3),
+# SDP_SCALE_MANY (default 5000), SDP_SCALE_MANY_BYTES (default 4096).
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
@@ -23,6 +27,8 @@ CONNS=${SDP_SCALE_CONNS:-200}
 BYTES=${SDP_SCALE_BYTES:-32768}
 CLOSE_CONNS=${SDP_SCALE_CLOSE_CONNS:-100}
 CLOSE_ROUNDS=${SDP_SCALE_CLOSE_ROUNDS:-3}
+MANY_CONNS=${SDP_SCALE_MANY:-5000}
+MANY_BYTES=${SDP_SCALE_MANY_BYTES:-4096}
 
 # many [sdp_many options]: CONNS connections, BYTES each way, no leak after
 many() {
@@ -52,8 +58,22 @@ close_at_once() {
     ((closes == 2 * CLOSE_ROUNDS * CLOSE_CONNS && resets == 0))
 }
 
-ktap_plan 3
+# many_through_one_listener: MANY_CONNS connections at once, MANY_BYTES
+# each way on each, checked; the RDMA objects and sockets back after
+many_through_one_listener() {
+    local base somaxconn rc=0
+    somaxconn=$(sysctl -n net.core.somaxconn)
+    ((somaxconn >= MANY_CONNS)) || sysctl -qw net.core.somaxconn="$MANY_CONNS"
+    base=$(sdp_resources)
+    timeout -k 5 600 "$MANY" -n "$MANY_CONNS" -s "$MANY_BYTES" || rc=$?
+    sysctl -qw net.core.somaxconn="$somaxconn"
+    ((rc == 0)) || return "$rc"
+    sdp_wait_resources "$base"
+}
+
+ktap_plan 4
 ktap_run "tcp_${CONNS}_connections" many -t
 ktap_run "sdp_${CONNS}_connections" many
 ktap_run "sdp_${CLOSE_CONNS}_closed_at_once" close_at_once
+ktap_run "sdp_${MANY_CONNS}_through_one_listener" many_through_one_listener
 ktap_finish
