@@ -12,6 +12,9 @@
 
 static void sdp_qp_event(struct ib_event *event, void *context)
 {
+	/* A QP on a shared receive queue that went to error: expected. */
+	if (event->event == IB_EVENT_QP_LAST_WQE_REACHED)
+		return;
 	pr_warn_ratelimited("sdp: QP event %s\n", ib_event_msg(event->event));
 }
 

@@ -183,7 +183,7 @@ static struct sdp_dev *sdp_dev_create(struct ib_device *ibdev)
 
 	if (!ibdev->attrs.max_srq || ibdev->attrs.max_send_sge < 2)
 		return ERR_PTR(-EOPNOTSUPP);
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = kzalloc_obj(*dev, GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
 	dev->ibdev = ibdev;

@@ -393,7 +393,7 @@ static int sdp_tx_buf_room(struct sock *sk, struct sdp_conn *conn,
 	long bytes;
 
 	if (!tx->buf) {
-		tx->buf = kzalloc(sizeof(*tx->buf), sk->sk_allocation);
+		tx->buf = kzalloc_obj(*tx->buf, sk->sk_allocation);
 		if (!tx->buf)
 			return -ENOMEM;
 		conn->tx_nbufs++;
