@@ -676,14 +676,19 @@ static int __init sdp_init(void)
 	if (ret)
 		goto err_stats;
 	sdp_fallback_init();
-	ret = sock_register(&sdp_family_ops);
+	ret = sdp_dev_init();
 	if (ret)
 		goto err_proc;
+	ret = sock_register(&sdp_family_ops);
+	if (ret)
+		goto err_dev;
 
 	pr_info("sdp: Sockets Direct Protocol %s, family %d\n", SDP_VERSION,
 		PF_INET_SDP);
 	return 0;
 
+err_dev:
+	sdp_dev_exit();
 err_proc:
 	sdp_proc_exit();
 err_stats:
@@ -698,6 +703,7 @@ err_wq:
 static void __exit sdp_exit(void)
 {
 	sock_unregister(PF_INET_SDP);
+	sdp_dev_exit();
 	sdp_proc_exit();
 	sdp_stats_exit();
 	proto_unregister(&sdp_proto);

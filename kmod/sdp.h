@@ -140,12 +140,18 @@ struct sdp_zc {
  * @unposted: buffers whose repost failed, for the next repost to retry
  * @nunposted: how many @unposted holds
  *
- * Locking: sdp_dev_mutex guards the list and @users; everything else but
- * the @lock-guarded fields is set before the device is on the list and
- * never changes.  Lifetime: made by the first connection on the device
- * (sdp_dev_get()), freed by the last one's sdp_dev_put(), which comes
- * before the connection's CM id is destroyed: device removal, which waits
- * for every CM id on the device, finds it freed.
+ * @removing: the device is going away (sdp_ib_remove()): no new user
+ * @keep_work: frees the objects SDP_DEV_KEEP after the last user went
+ *
+ * Locking: sdp_dev_mutex guards the list, @users and @removing;
+ * everything else but the @lock-guarded fields is set before the device
+ * is on the list and never changes.  Lifetime: made by the first
+ * connection on the device (sdp_dev_get()); freed, once off the list, by
+ * @keep_work when no connection came within SDP_DEV_KEEP of the last
+ * one's sdp_dev_put(), or by the removal of the device (its ib_client
+ * remove(), or the last user's put while the RDMA CM removes the
+ * device's CM ids: that put comes before the connection's CM id is
+ * destroyed), or by module unload (the client's unregistration).
  */
 struct sdp_dev {
 	struct list_head	node;
@@ -163,6 +169,8 @@ struct sdp_dev {
 	unsigned int		nspare;
 	struct sdp_buf		**unposted;
 	unsigned int		nunposted;
+	bool			removing;
+	struct delayed_work	keep_work;
 };
 
 /**
@@ -599,6 +607,8 @@ void sdp_buf_read(const struct sdp_dev *dev, const struct sdp_buf *buf,
 /* sdp_dev.c */
 struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
 void sdp_dev_put(struct sdp_dev *dev);
+int sdp_dev_init(void);
+void sdp_dev_exit(void);
 void sdp_dev_repost(struct sdp_dev *dev, struct sdp_buf *rx);
 struct page *sdp_dev_take_spare(struct sdp_dev *dev);
 bool sdp_dev_keep_spare(struct sdp_dev *dev, struct page *page);
@@ -606,6 +616,7 @@ void sdp_mem_add(long bytes);
 long sdp_mem_total(void);
 long sdp_mem_pools(void);
 long sdp_pool_buffers_posted(void);
+long sdp_pools_made(void);
 
 /* sdp_zcopy.c */
 bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);

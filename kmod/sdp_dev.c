@@ -39,6 +39,8 @@ static DEFINE_MUTEX(sdp_dev_mutex);
 static atomic_long_t sdp_mem_bytes = ATOMIC_LONG_INIT(0);
 static atomic_long_t sdp_pool_bytes = ATOMIC_LONG_INIT(0);
 static atomic_long_t sdp_pool_posted = ATOMIC_LONG_INIT(0);
+/* Pools made since the module loaded. */
+static atomic_long_t sdp_pool_count = ATOMIC_LONG_INIT(0);
 
 void sdp_mem_add(long bytes)
 {
@@ -58,6 +60,11 @@ long sdp_mem_pools(void)
 long sdp_pool_buffers_posted(void)
 {
 	return atomic_long_read(&sdp_pool_posted);
+}
+
+long sdp_pools_made(void)
+{
+	return atomic_long_read(&sdp_pool_count);
 }
 
 static void sdp_pool_mem_add(long bytes)
@@ -228,10 +235,41 @@ static struct sdp_dev *sdp_dev_create(struct ib_device *ibdev)
 		if (ret)
 			goto fail;
 	}
+	atomic_long_inc(&sdp_pool_count);
 	return dev;
 fail:
 	sdp_dev_free(dev);
 	return ERR_PTR(ret);
+}
+
+/*
+ * A device's objects outlive its last connection by this long: a program
+ * that connects and closes, over and over, would otherwise make and free
+ * the pool (megabytes of buffers, mapped and posted) each time.
+ */
+#define SDP_DEV_KEEP	(5 * HZ)
+
+/* Takes @dev off the list if it has no user; sdp_dev_mutex held. */
+static bool sdp_dev_unlist_idle(struct sdp_dev *dev)
+{
+	if (dev->users || list_empty(&dev->node))
+		return false;
+	list_del_init(&dev->node);
+	return true;
+}
+
+/* SDP_DEV_KEEP after its last user went: frees @dev if none came since. */
+static void sdp_dev_keep_expired(struct work_struct *work)
+{
+	struct sdp_dev *dev = container_of(to_delayed_work(work),
+					   struct sdp_dev, keep_work);
+	bool idle;
+
+	mutex_lock(&sdp_dev_mutex);
+	idle = sdp_dev_unlist_idle(dev);
+	mutex_unlock(&sdp_dev_mutex);
+	if (idle)
+		sdp_dev_free(dev);
 }
 
 /*
@@ -244,12 +282,20 @@ struct sdp_dev *sdp_dev_get(struct ib_device *ibdev)
 
 	mutex_lock(&sdp_dev_mutex);
 	list_for_each_entry(dev, &sdp_dev_list, node) {
-		if (dev->ibdev == ibdev)
-			goto found;
+		if (dev->ibdev != ibdev)
+			continue;
+		if (dev->removing) {
+			dev = ERR_PTR(-ENODEV);
+			goto out;
+		}
+		/* (a keep_work that runs anyway finds a user and goes) */
+		cancel_delayed_work(&dev->keep_work);
+		goto found;
 	}
 	dev = sdp_dev_create(ibdev);
 	if (IS_ERR(dev))
 		goto out;
+	INIT_DELAYED_WORK(&dev->keep_work, sdp_dev_keep_expired);
 	list_add(&dev->node, &sdp_dev_list);
 found:
 	dev->users++;
@@ -260,17 +306,65 @@ out:
 
 /*
  * A user is done: its QP, which received from the SRQ, is destroyed.  The
- * last one frees the device's objects.  Process context.
+ * device's objects go SDP_DEV_KEEP after the last one, or at once when
+ * the device is being removed.  Process context.
  */
 void sdp_dev_put(struct sdp_dev *dev)
 {
-	bool last;
+	bool now = false;
 
 	mutex_lock(&sdp_dev_mutex);
-	last = !--dev->users;
-	if (last)
-		list_del(&dev->node);
+	if (!--dev->users) {
+		if (dev->removing)
+			now = sdp_dev_unlist_idle(dev);
+		else
+			queue_delayed_work(sdp_wq, &dev->keep_work,
+					   SDP_DEV_KEEP);
+	}
 	mutex_unlock(&sdp_dev_mutex);
-	if (last)
+	if (now)
 		sdp_dev_free(dev);
+}
+
+/*
+ * @ibdev is going away.  ib_core calls the clients' remove() in the
+ * reverse order of their registration: ours before the RDMA CM's, which
+ * then takes every CM id off the device.  So an idle device's objects go
+ * now; a device in use is marked, takes no new user, and its last user
+ * frees it, within the CM's removal.
+ */
+static void sdp_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct sdp_dev *dev, *idle = NULL;
+
+	mutex_lock(&sdp_dev_mutex);
+	list_for_each_entry(dev, &sdp_dev_list, node) {
+		if (dev->ibdev != ibdev)
+			continue;
+		dev->removing = true;
+		if (sdp_dev_unlist_idle(dev))
+			idle = dev;
+		break;
+	}
+	mutex_unlock(&sdp_dev_mutex);
+	if (idle) {
+		cancel_delayed_work_sync(&idle->keep_work);
+		sdp_dev_free(idle);
+	}
+}
+
+static struct ib_client sdp_ib_client = {
+	.name	= "sdp",
+	.remove	= sdp_ib_remove,
+};
+
+int sdp_dev_init(void)
+{
+	return ib_register_client(&sdp_ib_client);
+}
+
+/* Every connection is gone: remove() frees the idle devices' objects. */
+void sdp_dev_exit(void)
+{
+	ib_unregister_client(&sdp_ib_client);
 }

@@ -74,6 +74,7 @@ static int sdp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "BufferMemory %ld\n", sdp_mem_total());
 	seq_printf(seq, "PoolMemory %ld\n", sdp_mem_pools());
 	seq_printf(seq, "PoolBuffersPosted %ld\n", sdp_pool_buffers_posted());
+	seq_printf(seq, "PoolsMade %ld\n", sdp_pools_made());
 	for (i = 0; i < SDP_MID_SLOTS; i++)
 		seq_printf(seq, "TxMsg%s %lld\n", sdp_mid_names[i],
 			   atomic64_read(&sn->mib[SDP_MIB_TX_MSG + i]));

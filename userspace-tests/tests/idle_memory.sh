@@ -11,7 +11,8 @@
 # BufferMemory but for the devices' shared receive pools (PoolMemory), and
 # all of it is within what the kernel used.  Then all are closed, and
 # everything goes back.  A connection's send pages come with its sends and
-# go after a second idle.  With no connection left, BufferMemory is 0.
+# go after a second idle.  Connections one after another share the
+# devices' pools, which go 5 s after the last: BufferMemory is 0 then.
 # Env: SDP_IDLE_CONNS (connections, default 1000), SDP_IDLE_MAX_KIB (the
 # bound per end, default 128).
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
@@ -116,11 +117,22 @@ send_pages_given_back() {
     [[ $mems == "$hdr" ]] && (($(sdp_stat TxBufferTrims) > trims0))
 }
 
-# every buffer is freed with its connection, the devices' pools with the
-# last one: the module's total goes back to 0
+# every buffer is freed with its connection; a device's pool outlives its
+# last connection by 5 s, so that connections one after another share it
+# (ten of them make the two devices' pools at most), then goes: the
+# module's total goes back to 0
 buffers_back() {
-    local total
-    total=$(sdp_stat BufferMemory)
+    local made0 made total _
+    made0=$(sdp_stat PoolsMade)
+    "$SDP_PAIR" -q -n 10
+    made=$(sdp_stat PoolsMade)
+    echo "pools made for 10 connections one after another: $((made - made0))"
+    ((made - made0 <= 2)) || { echo "want 2 at most"; return 1; }
+    for _ in $(seq 100); do
+        total=$(sdp_stat BufferMemory)
+        [[ $total == 0 ]] && break
+        sleep 0.2
+    done
     echo "sdpstats BufferMemory with no connection: $total"
     [[ $total == 0 ]]
 }
@@ -129,5 +141,5 @@ ktap_plan 4
 ktap_run "tcp_${CONNS}_idle_reference" tcp_reference
 ktap_run "sdp_${CONNS}_idle_at_most_${MAX_KIB}_kib_per_end" sdp_idle
 ktap_run send_pages_given_back_when_idle send_pages_given_back
-ktap_run sdp_buffer_memory_back_to_zero buffers_back
+ktap_run pools_shared_then_freed buffers_back
 ktap_finish
