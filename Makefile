@@ -132,9 +132,10 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/apps_ganesha.sh \
 	 userspace-tests/tests/module_lifecycle.sh
 
-# The core of the suite: the socket contract, then kernel RPC and NFS over
-# SDP, then real programs under libsdp (NFS-Ganesha among them).  `make
-# check` runs it on every kernel of the bed.
+# The core of the suite: the socket contract, then kernel RPC, the memory
+# bound of idle connections and NFS over SDP, then real programs under
+# libsdp (NFS-Ganesha among them).  `make check` runs it on every kernel of
+# the bed.
 TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
