@@ -99,6 +99,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/connect_accept \
 	 $(BUILD)/selftests/stream_data \
 	 $(BUILD)/selftests/stream_zcopy \
+	 $(BUILD)/selftests/stream_rzcopy \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \
@@ -140,6 +141,7 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
 	 $(BUILD)/selftests/stream_data \
+	 $(BUILD)/selftests/stream_rzcopy \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \

@@ -53,6 +53,15 @@ unsigned int sdp_zcopy_thresh = 65536;
 module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
 MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go from the caller's pages (0: never)");
 
+/*
+ * Whether new sockets offer read zero-copy (SDP_READ_ZCOPY's default):
+ * the peer RDMA-Reads such sends from the caller's pages, straight into
+ * its reader's buffer when one waits (sdp_srcavail.c, sdp_rdma_read.c).
+ */
+bool sdp_read_zcopy = true;
+module_param_named(read_zcopy, sdp_read_zcopy, bool, 0644);
+MODULE_PARM_DESC(read_zcopy, "New sockets offer read zero-copy: the peer RDMA-Reads sends of zcopy_thresh bytes or more (default Y)");
+
 unsigned int sdp_resolve_timeout_ms = 2000;
 module_param_named(resolve_timeout_ms, sdp_resolve_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(resolve_timeout_ms, "Address and route resolution time limit in ms");
@@ -121,6 +130,7 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 
 	ssk = sdp_sk(sk);
 	ssk->addr_family = AF_INET;
+	ssk->read_zcopy = READ_ONCE(sdp_read_zcopy);
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->accept_node);
 	INIT_LIST_HEAD(&ssk->listen_node);
@@ -228,6 +238,7 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	ssk->keepintvl = lssk->keepintvl;
 	ssk->keepcnt = lssk->keepcnt;
 	ssk->user_timeout = lssk->user_timeout;
+	ssk->read_zcopy = lssk->read_zcopy;
 }
 
 /* Frees a child that its listener still held, never accepted. */

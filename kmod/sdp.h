@@ -8,6 +8,7 @@
 
 #include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/inet_sock.h>
@@ -19,8 +20,8 @@
 #include "sdp_compat.h"
 #include "sdp_stats.h"
 
-struct sdp_bsdh;
 struct sdp_conn;
+struct sdp_msg_hdr;
 struct seq_file;
 
 /**
@@ -110,6 +111,100 @@ struct sdp_zc {
 	unsigned int	n;
 };
 
+/* Pages of the caller's buffer one SrcAvail advertises at most: 1 MiB. */
+#define SDP_SRC_PAGES	256
+
+/**
+ * struct sdp_src - the source side of read zero-copy (sdp_srcavail.c):
+ *	the caller's pages one SrcAvail advertises, registered for the peer
+ *	to RDMA-Read
+ * @mr: the fast-registration MR the pages are registered with, for
+ *	remote reads; its key changes with every registration
+ * @max_pages: the pages @mr takes
+ * @reg_wc: the registration's completion (asked for none: an error's)
+ * @inv_wc: the completion of its invalidation
+ * @page: the pages, one reference each, @npages of them
+ * @sg: their scatterlist, mapped for the device while @npages
+ * @len: the bytes the SrcAvail advertises
+ * @acked: the bytes the sink reported read (RdmaRdCompl)
+ * @active: from the SrcAvail until the invalidation completed: the
+ *	device may touch the pages
+ * @finishing: the invalidation is posted
+ * @cancel_due: SrcAvailCancel waits for a credit
+ * @cancelled: the sender gave up waiting and asked the sink to stop
+ * @refused: the sink sent SendSM: the rest goes by buffered copy
+ * @cancel_by: the sink must have answered the SrcAvailCancel by then
+ *
+ * Locking: the socket lock.  Lifetime: allocated by the first SrcAvail
+ * of a connection, freed by sdp_tx_trim() when idle or with the
+ * connection.  The pages go back once the invalidation completed
+ * (sdp_src_inv_process()); if the QP failed first, the MR may still be
+ * valid, and only the connection's free, after the drain, deregisters it
+ * and lets go of them.
+ */
+struct sdp_src {
+	struct ib_mr		*mr;
+	unsigned int		max_pages;
+	struct sdp_wc		reg_wc;
+	struct sdp_wc		inv_wc;
+	struct page		*page[SDP_SRC_PAGES];
+	struct scatterlist	sg[SDP_SRC_PAGES];
+	unsigned int		npages;
+	u32			len;
+	u32			acked;
+	bool			active;
+	bool			finishing;
+	bool			cancel_due;
+	bool			cancelled;
+	bool			refused;
+	unsigned long		cancel_by;
+};
+
+/* Chunks one RDMA Read of the sink fills at most, and its work requests. */
+#define SDP_RD_PAGES	64
+#define SDP_RD_WRS	8
+
+/**
+ * struct sdp_rd - the sink side of read zero-copy (sdp_rdma_read.c): the
+ *	peer's SrcAvail, and the RDMA Read of it under way
+ * @len: the bytes the SrcAvail advertises
+ * @rkey: its key
+ * @vaddr: its address
+ * @done: bytes of it read so far
+ * @unacked: of which the next RdmaRdCompl reports
+ * @cancelled: the peer sent SrcAvailCancel: no more reads
+ * @to_user: the read under way goes into a reader's pages (the reader
+ *	waits), not into chunks that join the receive queue
+ * @page: the pages it reads into, one reference each, @npages of them;
+ *	@sge has their mappings and the bytes of each it fills
+ * @bytes: its bytes
+ * @nwr: its work requests, in @wr; the last asks for the completion
+ * @wc: their completions
+ *
+ * Locking: the socket lock.  Lifetime: allocated by the first SrcAvail
+ * a connection receives, freed by sdp_tx_trim() when idle or with the
+ * connection.  sdp_sock.rx_rd_busy tells whether a read is under way.
+ * The pages go back when it completed: the chunks as they join the
+ * receive queue, a reader's pages by the reader (sdp_rd_direct()); or,
+ * if it never does, after the connection's drain (sdp_rd_free()).
+ */
+struct sdp_rd {
+	u32			len;
+	u32			rkey;
+	u64			vaddr;
+	u32			done;
+	u32			unacked;
+	bool			cancelled;
+	bool			to_user;
+	struct page		*page[SDP_RD_PAGES];
+	struct ib_sge		sge[SDP_RD_PAGES];
+	unsigned int		npages;
+	u32			bytes;
+	unsigned int		nwr;
+	struct ib_rdma_wr	wr[SDP_RD_WRS];
+	struct sdp_wc		wc[SDP_RD_WRS];
+};
+
 /*
  * Spare receive chunks a device keeps at most, in buffers (sdp_dev.c):
  * chunks readers are done with, for the next receive buffer whose chunks
@@ -184,12 +279,21 @@ struct sdp_dev {
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
  *	NULL for a passive child until accept() takes it: it sends nothing
- * @tx_hdr: the BSDH of each send slot's message, mapped for the device
- *	at @tx_hdr_dma while the ring exists
+ * @tx_hdr: the headers of each send slot's message (BSDH and extended
+ *	header), mapped for the device at @tx_hdr_dma while the ring exists
  * @tx_zc: the caller's pages of each send slot's message, when it goes
  *	from them (sdp_zcopy.c); allocated by the first such send
  * @zc_frags: the caller's pages a message may go from: the send SGEs the
  *	QP takes, but one for the BSDH; below 2, every send is copied
+ * @read_zcopy: both ends take part in read zero-copy (the Hello's and
+ *	HelloAck's capability)
+ * @src: the source side of read zero-copy, once a send used it
+ * @rd: the sink side, once the peer sent a SrcAvail
+ * @rd_sges: the SGEs one RDMA Read takes
+ * @rd_active: the peer's SrcAvail in @rd is not done with: not all read,
+ *	and not refused
+ * @rd_compl_due: an RdmaRdCompl waits for a credit
+ * @send_sm_due: a SendSM waits for a credit
  * @tx_nbufs: send slots that have a payload buffer
  * @tx_idle: when the send ring last became idle, for sdp_tx_trim()
  * @teardown: frees the connection; queued with a delay as the time limit
@@ -231,10 +335,17 @@ struct sdp_conn {
 	struct ib_cq		*cq;
 	u32			rx_withheld;
 	struct sdp_tx_slot	*tx_ring;
-	struct sdp_bsdh		*tx_hdr;
+	struct sdp_msg_hdr	*tx_hdr;
 	u64			tx_hdr_dma;
 	struct sdp_zc		*tx_zc;
 	unsigned int		zc_frags;
+	bool			read_zcopy;
+	struct sdp_src		*src;
+	struct sdp_rd		*rd;
+	unsigned int		rd_sges;
+	bool			rd_active;
+	bool			rd_compl_due;
+	bool			send_sm_due;
 	unsigned int		tx_nbufs;
 	unsigned long		tx_idle;
 	struct delayed_work	teardown;
@@ -333,6 +444,18 @@ struct sdp_fallback {
  * @tx_held_stamp: when the held bytes began to wait
  * @tx_zc_end: a zero-copy send waits until @tx_tail reaches this
  * @tx_zc_waiters: the zero-copy sends that wait (sdp_zcopy_wait())
+ * @tx_src_active: a SrcAvail of ours is out (sdp_src.active): no other
+ *	message with payload may follow it until it is done
+ * @rx_rd_busy: an RDMA Read of the peer's SrcAvail is under way; cleared
+ *	by its completion, or by the connection's free after the drain,
+ *	without the socket lock: a reader whose pages it reads into waits
+ *	for that
+ * @rx_rd_result: what the last read into a reader's pages gave: its
+ *	bytes, or a negative error
+ * @rx_rd_waiters: readers that wait for data with room to take a
+ *	SrcAvail's bytes into their own pages
+ * @read_zcopy: SDP_READ_ZCOPY: the socket offers read zero-copy in its
+ *	Hello or HelloAck
  * @rx_mseq: MSeq of the last message received
  * @rx_posted: the credits we give: receive buffers the peer may fill,
  *	which the device's pool provides (sdp_dev.c)
@@ -415,6 +538,11 @@ struct sdp_sock {
 	unsigned long		tx_held_stamp;
 	u32			tx_zc_end;
 	unsigned int		tx_zc_waiters;
+	bool			tx_src_active;
+	bool			rx_rd_busy;
+	int			rx_rd_result;
+	unsigned int		rx_rd_waiters;
+	bool			read_zcopy;
 	u32			rx_mseq;
 	u32			rx_posted;
 	u32			rx_adv;
@@ -541,6 +669,7 @@ extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
+extern bool sdp_read_zcopy;
 extern unsigned int sdp_fallback_timeout_ms;
 extern struct workqueue_struct *sdp_wq;
 
@@ -629,12 +758,33 @@ void sdp_zcopy_free(struct sdp_conn *conn);
 void sdp_zcopy_wait(struct sock *sk);
 void sdp_zcopy_wakeup(struct sock *sk);
 
+/* sdp_srcavail.c */
+bool sdp_src_wanted(const struct sock *sk);
+ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
+		     struct msghdr *msg, long *timeo, bool *stop);
+void sdp_src_rd_compl(struct sock *sk, struct sdp_conn *conn, u32 len);
+void sdp_src_send_sm(struct sock *sk, struct sdp_conn *conn);
+void sdp_src_free(struct sdp_conn *conn);
+
+/* sdp_rdma_read.c */
+int sdp_rd_prepare(struct sdp_conn *conn, gfp_t gfp);
+void sdp_rd_src_avail(struct sock *sk, struct sdp_conn *conn, u32 len,
+		      u32 rkey, u64 vaddr);
+void sdp_rd_src_cancel(struct sock *sk, struct sdp_conn *conn);
+void sdp_rd_kick(struct sock *sk);
+bool sdp_rd_direct_wanted(const struct sock *sk, const struct msghdr *msg,
+			  int flags, bool now);
+int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max);
+void sdp_rd_free(struct sdp_conn *conn);
+
 /* sdp_conn.c */
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id);
 int sdp_conn_create_qp(struct sdp_conn *conn, bool child);
 int sdp_conn_grow(struct sock *sk);
 void sdp_conn_mem_add(struct sdp_conn *conn, long bytes);
-void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size);
+void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size,
+		    u8 peer_cap);
+u8 sdp_conn_cap(const struct sock *sk);
 void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
 void sdp_conn_teardown(struct sock *sk, unsigned long delay);
@@ -662,6 +812,8 @@ void sdp_tx_drop_held(struct sock *sk);
 bool sdp_tx_trimmable(const struct sdp_conn *conn);
 void sdp_tx_trim(struct sock *sk);
 void sdp_tx_free_bufs(struct sdp_conn *conn);
+int sdp_tx_post_src_avail(struct sock *sk, struct sdp_conn *conn,
+			  u32 len, u32 rkey, u64 vaddr);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 
 /* sdp_close.c */

@@ -249,7 +249,7 @@ static int sdp_cm_route_resolved(struct sock *sk, struct rdma_cm_id *id)
 	sdp_fill_bsdh(&hello.bsdh, sk, SDP_MID_HELLO, sizeof(hello));
 	memset(&hello.hh, 0, sizeof(hello.hh));
 	hello.hh.majv_minv = SDP_MAJV_MINV;
-	hello.hh.ipv_cap = sdp_ipv_cap(id);
+	hello.hh.ipv_cap = sdp_ipv_cap(id) | sdp_conn_cap(sk);
 	hello.hh.max_adverts = 1;
 	hello.hh.des_rem_rcv_sz = htonl(sdp_rx_buf_size);
 	hello.hh.local_rcv_sz = htonl(sdp_rx_buf_size);
@@ -279,7 +279,8 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 	conn = sdp_sk(sk)->conn;
 	if (sk->sk_state == TCP_SYN_SENT && conn && conn->id == id) {
 		sdp_conn_start(sk, ntohs(ack->bsdh.bufs),
-			       ntohl(ack->hah.act_rcv_sz));
+			       ntohl(ack->hah.act_rcv_sz),
+			       ack->hah.ipv_cap & SDP_CAP_MASK);
 		conn->established = true;
 		sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 		sk->sk_state = TCP_ESTABLISHED;
@@ -382,11 +383,12 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	ret = sdp_conn_create_qp(conn, true);
 	if (!ret) {
 		sdp_conn_start(sk, ntohs(hello->bsdh.bufs),
-			       ntohl(hello->hh.local_rcv_sz));
+			       ntohl(hello->hh.local_rcv_sz),
+			       hello->hh.ipv_cap & SDP_CAP_MASK);
 		sdp_fill_bsdh(&ack.bsdh, sk, SDP_MID_HELLO_ACK, sizeof(ack));
 		memset(&ack.hah, 0, sizeof(ack.hah));
 		ack.hah.majv_minv = SDP_MAJV_MINV;
-		ack.hah.ipv_cap = sdp_ipv_cap(id);
+		ack.hah.ipv_cap = sdp_ipv_cap(id) | sdp_conn_cap(sk);
 		ack.hah.ext_max_adverts = 1;
 		ack.hah.act_rcv_sz = htonl(sdp_rx_buf_size);
 		sdp_fill_conn_param(&param, id, &ack, sizeof(ack));

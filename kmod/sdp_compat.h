@@ -64,5 +64,8 @@ static inline kuid_t sk_uid(const struct sock *sk)
 #ifndef kzalloc_obj
 #define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
 #endif
+#ifndef kvzalloc_obj
+#define kvzalloc_obj(obj, gfp)	kvzalloc(sizeof(obj), gfp)
+#endif
 
 #endif /* _SDP_COMPAT_H */

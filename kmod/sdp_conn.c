@@ -76,14 +76,14 @@ void sdp_conn_mem_add(struct sdp_conn *conn, long bytes)
 }
 
 /*
- * Gives the connection its send ring: the slots, and their BSDHs, mapped
+ * Gives the connection its send ring: the slots, and their headers, mapped
  * once for the device.  Payload pages come with the first payload a slot
  * carries (sdp_tx.c).
  */
 static int sdp_conn_alloc_tx(struct sdp_conn *conn)
 {
 	struct ib_device *ibdev = conn->dev->ibdev;
-	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_bsdh);
+	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_msg_hdr);
 	unsigned int i;
 	u64 dma;
 
@@ -113,7 +113,7 @@ static int sdp_conn_alloc_tx(struct sdp_conn *conn)
 /* Frees the send ring and its pages; the QP is drained. */
 static void sdp_conn_free_tx(struct sdp_conn *conn)
 {
-	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_bsdh);
+	size_t hdr = sdp_tx_ring_size * sizeof(struct sdp_msg_hdr);
 
 	if (conn->tx_ring)
 		sdp_tx_free_bufs(conn);
@@ -144,8 +144,12 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 		.qp_context	= conn,
 		.sq_sig_type	= IB_SIGNAL_REQ_WR,
 		.qp_type	= IB_QPT_RC,
-		/* One more for ib_drain_qp(), one for a keepalive probe. */
-		.cap.max_send_wr = sdp_tx_ring_size + 2,
+		/*
+		 * One more for ib_drain_qp(), one for a keepalive probe, and
+		 * read zero-copy's: a registration and its invalidation, and
+		 * the requests of an RDMA Read.
+		 */
+		.cap.max_send_wr = sdp_tx_ring_size + 2 + 2 + SDP_RD_WRS,
 	};
 	struct sdp_dev *dev;
 	int ret;
@@ -182,6 +186,9 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 	ret = rdma_create_qp(id, dev->pd, &attr);
 	if (ret)
 		return ret;
+	conn->rd_sges = clamp_t(u32, min_t(u32, id->device->attrs.max_sge_rd,
+					   attr.cap.max_send_sge),
+				1, SDP_RD_PAGES);
 
 	sdp_sk(conn->sk)->rx_posted = 0;
 	if (child) {
@@ -240,7 +247,8 @@ static void sdp_conn_size_buffers(struct sock *sk)
  * The connection is up: the peer's Hello or HelloAck gave the credits we
  * start with and the largest message it takes.  Socket lock held.
  */
-void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
+void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size,
+		    u8 peer_cap)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
@@ -261,7 +269,17 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size)
 	ssk->rx_stamp = jiffies;
 	ssk->tx_stamp = jiffies;
 	ssk->probes = 0;
+	ssk->tx_src_active = false;
+	ssk->rx_rd_busy = false;
+	ssk->conn->read_zcopy = ssk->read_zcopy &&
+				(peer_cap & SDP_CAP_READ_ZCOPY);
 	ssk->conn->started = true;
+}
+
+/* The capabilities the socket's Hello or HelloAck offers. */
+u8 sdp_conn_cap(const struct sock *sk)
+{
+	return sdp_sk(sk)->read_zcopy ? SDP_CAP_READ_ZCOPY : 0;
 }
 
 /* Flushes the QP and reaps its completions; the handlers see them all. */
@@ -306,6 +324,8 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 	if (conn->dev) {
 		sdp_conn_drop_backlog(conn);
 		sdp_zcopy_free(conn);
+		sdp_src_free(conn);
+		sdp_rd_free(conn);
 		sdp_conn_free_tx(conn);
 	}
 	if (conn->cq) {

@@ -73,7 +73,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	if (level != SOL_TCP && level != SOL_SDP &&
 	    (level != SOL_IPV6 || optname != IPV6_V6ONLY))
 		return -ENOPROTOOPT;
-	if (level == SOL_SDP && optname != SDP_FALLBACK)
+	if (level == SOL_SDP && optname != SDP_FALLBACK &&
+	    optname != SDP_READ_ZCOPY)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
 		return -EINVAL;
@@ -81,8 +82,15 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 		return -EFAULT;
 	if (level == SOL_IPV6)
 		return sdp_set_v6only(sk, val);
-	if (level == SOL_SDP)
+	if (level == SOL_SDP && optname == SDP_FALLBACK)
 		return sdp_set_fallback(sock, val);
+	if (level == SOL_SDP) {
+		/* Read at the Hello or HelloAck, which a later call misses. */
+		lock_sock(sk);
+		ssk->read_zcopy = !!val;
+		release_sock(sk);
+		return 0;
+	}
 
 	lock_sock(sk);
 	switch (optname) {
@@ -206,7 +214,8 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	if (level != SOL_TCP && level != SOL_SDP &&
 	    (level != SOL_IPV6 || optname != IPV6_V6ONLY))
 		return -ENOPROTOOPT;
-	if (level == SOL_SDP && optname != SDP_FALLBACK && optname != SDP_PATH)
+	if (level == SOL_SDP && optname != SDP_FALLBACK &&
+	    optname != SDP_PATH && optname != SDP_READ_ZCOPY)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
@@ -224,6 +233,8 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		/* (a socket that went TCP answers in sdp_fallback.c) */
 		if (optname == SDP_FALLBACK)
 			val = ssk->fb && READ_ONCE(ssk->fb->enabled);
+		else if (optname == SDP_READ_ZCOPY)
+			val = READ_ONCE(ssk->read_zcopy);
 		else
 			val = sdp_connected(sk) ? SDP_PATH_SDP : SDP_PATH_NONE;
 		goto out;

@@ -74,13 +74,66 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
 		return "acknowledges a message never sent";
 	if (ssk->rx_since_adv >= ssk->rx_adv)
 		return "sent without credit";
-	if (ssk->rx_since_adv + 1 == ssk->rx_adv && byte_len > sizeof(*bsdh))
+	if (ssk->rx_since_adv + 1 == ssk->rx_adv &&
+	    ((bsdh->mid == SDP_MID_DATA && byte_len > sizeof(*bsdh)) ||
+	     bsdh->mid == SDP_MID_SRC_AVAIL))
 		return "payload on the last credit";
-	/* After DisConn, credit updates only. */
+	/*
+	 * After DisConn, credit updates only, and the sink's answers to our
+	 * SrcAvail: they concern the other direction.
+	 */
 	if (ssk->disconn_rcvd &&
-	    (bsdh->mid != SDP_MID_DATA || byte_len > sizeof(*bsdh)))
+	    (bsdh->mid != SDP_MID_DATA || byte_len > sizeof(*bsdh)) &&
+	    bsdh->mid != SDP_MID_RDMA_RD_COMPL && bsdh->mid != SDP_MID_SEND_SM)
 		return "message after DisConn";
 	return NULL;
+}
+
+/* The length read zero-copy's messages must have; 0 for the others. */
+static u32 sdp_rx_msg_len(u8 mid)
+{
+	switch (mid) {
+	case SDP_MID_SRC_AVAIL:
+		return sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah);
+	case SDP_MID_RDMA_RD_COMPL:
+		return sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch);
+	case SDP_MID_SRC_CANCEL:
+	case SDP_MID_SEND_SM:
+		return sizeof(struct sdp_bsdh);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Read zero-copy's messages (sdp_srcavail.c, sdp_rdma_read.c); only a
+ * peer that offered it in its Hello or HelloAck may send them.  Socket
+ * locked.
+ */
+static void sdp_rx_read_zcopy(struct sock *sk, struct sdp_conn *conn,
+			      const struct sdp_msg_hdr *hdr)
+{
+	if (!conn->read_zcopy) {
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
+			  "read zero-copy message, not offered");
+		return;
+	}
+	switch (hdr->bsdh.mid) {
+	case SDP_MID_SRC_AVAIL:
+		sdp_rd_src_avail(sk, conn, ntohl(hdr->srcah.len),
+				 ntohl(hdr->srcah.rkey),
+				 be64_to_cpu(hdr->srcah.vaddr));
+		break;
+	case SDP_MID_SRC_CANCEL:
+		sdp_rd_src_cancel(sk, conn);
+		break;
+	case SDP_MID_RDMA_RD_COMPL:
+		sdp_src_rd_compl(sk, conn, ntohl(hdr->rrch.len));
+		break;
+	case SDP_MID_SEND_SM:
+		sdp_src_send_sm(sk, conn);
+		break;
+	}
 }
 
 /*
@@ -304,17 +357,31 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		      struct sdp_buf *rx, u32 byte_len, gfp_t gfp)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_bsdh *bsdh = sdp_buf_ptr(conn->dev, rx, 0, NULL);
+	struct sdp_msg_hdr *hdr = sdp_buf_ptr(conn->dev, rx, 0, NULL);
+	struct sdp_bsdh *bsdh = &hdr->bsdh;
 	u32 len = byte_len - sizeof(*bsdh);
 	const char *bad;
 	int ret;
 
 	sdp_buf_sync_for_cpu(conn->dev, rx, byte_len);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
+	if (!bad && sdp_rx_msg_len(bsdh->mid) &&
+	    byte_len != sdp_rx_msg_len(bsdh->mid))
+		bad = "message of the wrong length for its id";
+	if (!bad && bsdh->mid == SDP_MID_DATA && len && conn->rd_active)
+		bad = "Data while a SrcAvail is pending";
 	if (bad) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);
 		return 0;
 	}
+	/* Memory for the sink's side first, as it may fail. */
+	if (bsdh->mid == SDP_MID_SRC_AVAIL && conn->read_zcopy) {
+		ret = sdp_rd_prepare(conn, gfp);
+		if (ret)
+			return ret;
+	}
+	if (bsdh->mid != SDP_MID_DATA)
+		len = 0;
 	if (bsdh->mid == SDP_MID_DATA && len) {
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* As TCP resets when data reaches a closed socket. */
@@ -353,8 +420,12 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	case SDP_MID_ABORT_CONN:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PEER, "AbortConn");
 		return 0;
+	case SDP_MID_SRC_AVAIL:
+	case SDP_MID_SRC_CANCEL:
+	case SDP_MID_RDMA_RD_COMPL:
 	case SDP_MID_SEND_SM:
-		return 0;	/* we never offer zero-copy: nothing to stop */
+		sdp_rx_read_zcopy(sk, conn, hdr);
+		return 0;
 	default:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
 			  "unsupported message id");
@@ -422,6 +493,7 @@ void sdp_rx_consumed(struct sock *sk)
 		return;
 	sdp_rx_refill(sk, conn);
 	sdp_tx_control(sk);
+	sdp_rd_kick(sk);
 }
 
 /* Frees @len bytes at the head of the receive queue, read or peeked past. */
@@ -463,6 +535,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	struct sock *sk = sock->sk;
 	int copied = 0, target, err = 0;
 	struct sk_buff *skb, *last;
+	bool direct;
 	long timeo;
 	u32 offset;
 
@@ -495,6 +568,23 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 			copied += chunk;
 			if (!(flags & MSG_PEEK))
 				sdp_rx_eat(sk, skb, chunk);
+			continue;
+		}
+		/*
+		 * The peer's SrcAvail, straight into the caller's pages, for a
+		 * caller that may block: as long as it has room, whatever
+		 * the low-water mark, as if the bytes were queued.
+		 */
+		if (timeo && !signal_pending(current) &&
+		    sdp_rd_direct_wanted(sk, msg, flags, true)) {
+			int got = sdp_rd_direct(sk, msg, len - copied);
+
+			if (got < 0) {
+				if (!copied)
+					copied = got;
+				break;
+			}
+			copied += got;
 			continue;
 		}
 
@@ -531,7 +621,11 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		/* Room made so far goes back to the peer before we sleep. */
 		sdp_rx_consumed(sk);
 		last = skb_peek_tail(&sk->sk_receive_queue);
+		/* A SrcAvail that comes meanwhile waits for us (sdp_rd_kick()). */
+		direct = sdp_rd_direct_wanted(sk, msg, flags, false);
+		sdp_sk(sk)->rx_rd_waiters += direct;
 		sk_wait_data(sk, &timeo, last);
+		sdp_sk(sk)->rx_rd_waiters -= direct;
 	} while (copied < len);
 	sdp_rx_consumed(sk);
 	err = copied;

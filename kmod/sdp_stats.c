@@ -39,6 +39,12 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_FALLBACK_TIMEOUT]	= "FallbackTimeout",
 	[SDP_MIB_FALLBACK_FAILS]	= "FallbackFails",
 	[SDP_MIB_FALLBACK_ACCEPTS]	= "FallbackAccepts",
+	[SDP_MIB_SRC_AVAILS]		= "SrcAvails",
+	[SDP_MIB_SRC_AVAIL_CANCELS]	= "SrcAvailCancels",
+	[SDP_MIB_SRC_AVAIL_REFUSED]	= "SrcAvailRefused",
+	[SDP_MIB_TX_READ_ZCOPY_BYTES]	= "TxReadZcopyBytes",
+	[SDP_MIB_RX_READ_ZCOPY_BYTES]	= "RxReadZcopyBytes",
+	[SDP_MIB_RX_READ_ZCOPY_DIRECT_BYTES] = "RxReadZcopyDirectBytes",
 };
 
 static const char * const sdp_mid_names[SDP_MID_SLOTS] = {

@@ -37,6 +37,12 @@ enum sdp_mib {
 	SDP_MIB_FALLBACK_TIMEOUT,	/* ... the RDMA CM did not answer */
 	SDP_MIB_FALLBACK_FAILS,		/* ... and could not start it */
 	SDP_MIB_FALLBACK_ACCEPTS,	/* TCP connections a listener took */
+	SDP_MIB_SRC_AVAILS,		/* SrcAvails sent */
+	SDP_MIB_SRC_AVAIL_CANCELS,	/* of which the sender cancelled */
+	SDP_MIB_SRC_AVAIL_REFUSED,	/* ... the sink ended with SendSM */
+	SDP_MIB_TX_READ_ZCOPY_BYTES,	/* payload bytes the peer RDMA-Read */
+	SDP_MIB_RX_READ_ZCOPY_BYTES,	/* payload bytes we RDMA-Read */
+	SDP_MIB_RX_READ_ZCOPY_DIRECT_BYTES, /* of which into a reader's pages */
 	SDP_MIB_TX_MSG,			/* messages sent, by id */
 	SDP_MIB_RX_MSG = SDP_MIB_TX_MSG + SDP_MID_SLOTS,
 	SDP_MIB_MAX = SDP_MIB_RX_MSG + SDP_MID_SLOTS,

@@ -42,7 +42,8 @@ bool sdp_stream_memory_free(const struct sock *sk, int wake)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
-	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk);
+	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk) &&
+	       !READ_ONCE(ssk->tx_src_active);
 }
 
 /*
@@ -90,21 +91,24 @@ static bool sdp_tx_signal(const struct sock *sk, bool more)
 
 /*
  * Posts the message whose payload (@payload bytes: the held ones, or 0)
- * is already in the next send slot; @more: the caller posts another right
+ * is already in the next send slot, with the @ext_len bytes of extended
+ * header at @ext after its BSDH; @more: the caller posts another right
  * after.  Every message tells the peer our posted buffers and the last
  * message we received.  Socket lock held; the caller checked for a credit
  * and a slot.
  */
-static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
-		    u32 payload, bool more)
+static int sdp_post_msg(struct sock *sk, struct sdp_conn *conn, u8 mid,
+			const void *ext, u32 ext_len, u32 payload, bool more)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	const struct sdp_dev *dev = conn->dev;
 	unsigned int slot = ssk->tx_head % sdp_tx_ring_size;
 	struct sdp_tx_slot *tx = &conn->tx_ring[slot];
 	struct sdp_zc *zc = conn->tx_zc ? &conn->tx_zc[slot] : NULL;
-	struct sdp_bsdh *bsdh = &conn->tx_hdr[slot];
-	u64 hdr_dma = conn->tx_hdr_dma + slot * sizeof(*bsdh);
+	struct sdp_msg_hdr *hdr = &conn->tx_hdr[slot];
+	struct sdp_bsdh *bsdh = &hdr->bsdh;
+	u32 hlen = sizeof(*bsdh) + ext_len;
+	u64 hdr_dma = conn->tx_hdr_dma + slot * sizeof(*hdr);
 	struct ib_sge sge[SDP_TX_SGES];
 	struct ib_send_wr wr = {
 		.wr_cqe		= &tx->wc.cqe,
@@ -114,7 +118,7 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	};
 	int ret;
 
-	tx->len = sizeof(*bsdh) + payload;
+	tx->len = hlen + payload;
 	tx->seq = ssk->tx_head;
 	if (sdp_tx_signal(sk, more))
 		wr.send_flags = IB_SEND_SIGNALED;
@@ -124,10 +128,11 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	bsdh->len = htonl(tx->len);
 	bsdh->mseq = htonl(ssk->tx_mseq + 1);
 	bsdh->mseq_ack = htonl(ssk->rx_mseq);
-	ib_dma_sync_single_for_device(dev->ibdev, hdr_dma, sizeof(*bsdh),
-				      DMA_TO_DEVICE);
+	if (ext_len)
+		memcpy(&hdr->srcah, ext, ext_len);
+	ib_dma_sync_single_for_device(dev->ibdev, hdr_dma, hlen, DMA_TO_DEVICE);
 	sge[0].addr = hdr_dma;
-	sge[0].length = sizeof(*bsdh);
+	sge[0].length = hlen;
 	sge[0].lkey = dev->pd->local_dma_lkey;
 	if (zc && zc->n) {
 		/* The payload goes from the caller's pages (sdp_zcopy.c). */
@@ -160,11 +165,41 @@ static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	ssk->rx_since_adv = 0;
 	if (payload)
 		ssk->tx_held = 0;
-	sk_wmem_queued_add(sk, sizeof(*bsdh));	/* the payload is counted */
+	sk_wmem_queued_add(sk, hlen);	/* the payload is counted */
 	sdp_stat_msg(sock_net(sk), SDP_MIB_TX_MSG, mid);
 	ssk->bytes_sent += payload;
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	return 0;
+}
+
+static int sdp_post(struct sock *sk, struct sdp_conn *conn, u8 mid,
+		    u32 payload, bool more)
+{
+	return sdp_post_msg(sk, conn, mid, NULL, 0, payload, more);
+}
+
+/*
+ * Posts a SrcAvail for @len bytes at @vaddr, @rkey (sdp_srcavail.c); the
+ * sender waits for the answer, so it asks for a completion.  A SrcAvail
+ * that cannot be posted aborts the connection.  Socket lock held; the
+ * caller checked for room, as for a Data message with payload.
+ */
+int sdp_tx_post_src_avail(struct sock *sk, struct sdp_conn *conn,
+			  u32 len, u32 rkey, u64 vaddr)
+{
+	struct sdp_srcah srcah = {
+		.len	= htonl(len),
+		.rkey	= htonl(rkey),
+		.vaddr	= cpu_to_be64(vaddr),
+	};
+	int err;
+
+	err = sdp_post_msg(sk, conn, SDP_MID_SRC_AVAIL, &srcah, sizeof(srcah),
+			   0, false);
+	if (err)
+		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
+			  "cannot post a send");
+	return err;
 }
 
 /*
@@ -272,6 +307,44 @@ static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
 }
 
 /*
+ * Read zero-copy's control messages, which carry no payload, so that the
+ * last credit will do: RdmaRdCompl before SendSM, as the source counts
+ * the bytes read before it learns that no more will be; and
+ * SrcAvailCancel.  Socket lock held.
+ */
+static void sdp_tx_read_zcopy_ctl(struct sock *sk, struct sdp_conn *conn)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	while (ssk->tx_credits >= 1 && !conn->dying && sdp_tx_slot_free(ssk)) {
+		if (conn->rd_compl_due) {
+			struct sdp_rrch rrch = {
+				.len = htonl(conn->rd->unacked),
+			};
+
+			if (!sdp_tx_free_slot(ssk, conn) ||
+			    sdp_post_msg(sk, conn, SDP_MID_RDMA_RD_COMPL, &rrch,
+					 sizeof(rrch), 0, false))
+				return;
+			conn->rd->unacked = 0;
+			conn->rd_compl_due = false;
+		} else if (conn->send_sm_due) {
+			if (!sdp_tx_free_slot(ssk, conn) ||
+			    sdp_post(sk, conn, SDP_MID_SEND_SM, 0, false))
+				return;
+			conn->send_sm_due = false;
+		} else if (conn->src && conn->src->cancel_due) {
+			if (!sdp_tx_free_slot(ssk, conn) ||
+			    sdp_post(sk, conn, SDP_MID_SRC_CANCEL, 0, false))
+				return;
+			conn->src->cancel_due = false;
+		} else {
+			return;
+		}
+	}
+}
+
+/*
  * Sends what is due: the held bytes, when they need not wait or must go
  * before a DisConn or with a credit update; a pending DisConn (it takes
  * two credits, so it is never the message that uses the last one), or a
@@ -293,6 +366,7 @@ void sdp_tx_control(struct sock *sk)
 
 	force = ssk->disconn_pending || sdp_credit_update_due(ssk);
 	sdp_tx_push_held(sk, conn, force);
+	sdp_tx_read_zcopy_ctl(sk, conn);
 	if (conn->dying || !sdp_tx_slot_free(ssk))
 		return;
 
@@ -432,14 +506,15 @@ void sdp_tx_free_bufs(struct sdp_conn *conn)
 /* The connection has send memory that sdp_tx_trim() frees when idle. */
 bool sdp_tx_trimmable(const struct sdp_conn *conn)
 {
-	return conn->tx_nbufs || conn->tx_zc;
+	return conn->tx_nbufs || conn->tx_zc || conn->src || conn->rd;
 }
 
 /*
  * Memory follows traffic: a connection whose send ring has been idle for
  * SDP_TX_TRIM_AFTER, with nothing held or in flight, frees the payload
- * pages of its slots, and the page lists of zero-copy sends; the next
- * send allocates them again.  Called by the watchdog, which runs while
+ * pages of its slots, the page lists of zero-copy sends, and read
+ * zero-copy's state when no SrcAvail is under way; the next send (or
+ * SrcAvail) allocates them again.  Called by the watchdog, which runs while
  * there are pages to free.  Socket lock held.
  */
 void sdp_tx_trim(struct sock *sk)
@@ -454,6 +529,11 @@ void sdp_tx_trim(struct sock *sk)
 	sdp_stat_inc(sock_net(sk), SDP_MIB_TX_TRIMS);
 	sdp_tx_free_bufs(conn);
 	sdp_zcopy_free(conn);
+	if (conn->src && !conn->src->active)
+		sdp_src_free(conn);
+	if (conn->rd && !conn->rd_active && !ssk->rx_rd_busy &&
+	    !conn->rd->npages && !conn->rd_compl_due)
+		sdp_rd_free(conn);
 }
 
 /*
@@ -506,7 +586,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int flags = msg->msg_flags;
 	size_t copied = 0, got;
-	bool zc, zc_posted = false;
+	bool zc, zc_posted = false, src_ok = true;
 	long timeo;
 	int err;
 
@@ -568,6 +648,25 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			continue;
 		}
 
+		if (zc && src_ok && sdp_src_wanted(sk)) {
+			bool stop = false;
+			ssize_t sent = sdp_src_send(sk, conn, msg, &timeo,
+						    &stop);
+
+			if (sent > 0)
+				copied += sent;
+			if (stop || sent == -ECANCELED) {
+				if (sk->sk_err || ssk->conn != conn || conn->dying)
+					err = -EPIPE;
+				else
+					err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
+				break;
+			}
+			/* Refused, or no registration: copy instead. */
+			if (sent <= 0)
+				src_ok = false;
+			continue;
+		}
 		max = sdp_tx_payload_max(ssk);
 		if (zc && conn->zc_frags >= 2 && !ssk->tx_held &&
 		    msg_data_left(msg) >= max) {

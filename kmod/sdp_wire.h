@@ -35,6 +35,15 @@ enum sdp_mid {
 	SDP_MID_DATA		= 0xff,
 };
 
+/*
+ * Capabilities, in the low nibble of the Hello's and HelloAck's IPV/Cap
+ * byte, which the annex leaves to the implementation: the sender takes
+ * part in read zero-copy (SrcAvail, RDMA Read, RdmaRdCompl,
+ * SrcAvailCancel, SendSM).  A peer that does not set it never sees them.
+ */
+#define SDP_CAP_READ_ZCOPY	0x01
+#define SDP_CAP_MASK		0x0f
+
 #define SDP_FLAG_OOB_PRES	0x01
 #define SDP_FLAG_OOB_PEND	0x02
 
@@ -46,6 +55,30 @@ struct sdp_bsdh {
 	__be32	len;
 	__be32	mseq;
 	__be32	mseq_ack;
+} __packed;
+
+/*
+ * SrcAvail's extended header: the source's buffer, which the sink
+ * RDMA-Reads.  We send no inline data after it, and take none.
+ */
+struct sdp_srcah {
+	__be32	len;
+	__be32	rkey;
+	__be64	vaddr;
+} __packed;
+
+/* RdmaRdCompl's extended header: bytes of the SrcAvail the sink read. */
+struct sdp_rrch {
+	__be32	len;
+} __packed;
+
+/* The headers of one message we send: the BSDH and its extended header. */
+struct sdp_msg_hdr {
+	struct sdp_bsdh		bsdh;
+	union {
+		struct sdp_srcah	srcah;
+		struct sdp_rrch		rrch;
+	};
 } __packed;
 
 /*
@@ -86,6 +119,7 @@ struct sdp_hello_ack {
 } __packed;
 
 static_assert(sizeof(struct sdp_bsdh) == 16);
+static_assert(sizeof(struct sdp_srcah) == 16);
 static_assert(sizeof(struct sdp_hello) == 32);
 static_assert(sizeof(struct sdp_hello_ack) == 24);
 

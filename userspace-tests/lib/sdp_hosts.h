@@ -153,10 +153,10 @@ static inline long long sdp_stat(const char *name)
 	return found;
 }
 
-/* A module parameter of sdp.ko, or -1. */
+/* A module parameter of sdp.ko (a boolean's Y is 1, N 0), or -1. */
 static inline long long sdp_param(const char *name)
 {
-	char path[128];
+	char path[128], yn = 0;
 	long long v = -1;
 	FILE *f;
 
@@ -165,7 +165,8 @@ static inline long long sdp_param(const char *name)
 	if (!f)
 		return -1;
 	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
+		v = fscanf(f, "%c", &yn) == 1 && (yn == 'Y' || yn == 'N') ?
+		    yn == 'Y' : -1;
 	fclose(f);
 	return v;
 }

@@ -64,6 +64,7 @@ FIXTURE(zc)
 {
 	STREAM_CONN_FIELDS;
 	long long thresh;	/* as found, to restore; -1 for TCP */
+	long long read_zcopy;	/* the same */
 };
 
 STREAM_VARIANTS(zc);
@@ -71,6 +72,12 @@ STREAM_VARIANTS(zc);
 FIXTURE_SETUP(zc)
 {
 	self->thresh = -1;
+	self->read_zcopy = -1;
+	/* Data messages from the pages: read zero-copy is stream_rzcopy's. */
+	if (variant->sdp && sdp_param("read_zcopy") >= 0) {
+		self->read_zcopy = sdp_param("read_zcopy");
+		ASSERT_EQ(0, sdp_set_param("read_zcopy", "0"));
+	}
 	STREAM_SETUP(self, variant);
 	if (variant->sdp) {
 		self->thresh = sdp_param("zcopy_thresh");
@@ -87,6 +94,8 @@ FIXTURE_TEARDOWN(zc)
 		snprintf(text, sizeof(text), "%lld", self->thresh);
 		sdp_set_param("zcopy_thresh", text);
 	}
+	if (self->read_zcopy >= 0)
+		sdp_set_param("read_zcopy", self->read_zcopy ? "1" : "0");
 	STREAM_TEARDOWN(self);
 }
 

@@ -4,7 +4,9 @@
 # host B) gets its connection refused or aborted: bad Hellos are rejected
 # with nothing to accept; malformed message streams (bad lengths, an
 # oversize message, an unknown message id, payload on the last credit,
-# data after DisConn, a sequence gap) make the accepted socket see
+# data after DisConn, a sequence gap, read zero-copy's messages where the
+# peer may not send them, a SrcAvail whose RDMA Read fails) make the
+# accepted socket see
 # ECONNRESET and the peer a CM disconnect.  For each: exactly one new
 # (rate-limited) kernel log line naming the peer and why, the matching
 # /proc/net/sdpstats counter up by one, and no QP or CM id left behind.
@@ -87,6 +89,9 @@ MALFORMED=(
     "credit-overflow 19508 AbortOnProtocolError payload.on.the.last.credit"
     "data-after-disconn 19509 AbortOnProtocolError message.after.DisConn"
     "seq-order 19510 AbortOnProtocolError sequence.number.out.of.order"
+    "srcavail-not-offered 19511 AbortOnProtocolError read.zero-copy.message,.not.offered"
+    "srcavail-bad-rkey 19512 AbortOnTransportError -"
+    "rdcompl-unsolicited 19513 AbortOnProtocolError RdmaRdCompl.for.bytes.never.offered"
 )
 
 # the malformed cases again (ports +20) while sdp_pair moves HEALTHY_BYTES

@@ -24,6 +24,12 @@
  *                       payload
  *   data-after-disconn  DisConn, then Data with payload
  *   seq-order           Data "x" with MSeq 1, then Data "y" with MSeq 3
+ *   srcavail-not-offered  a SrcAvail, though our Hello did not offer read
+ *                       zero-copy
+ *   srcavail-bad-rkey   (read zero-copy offered) a SrcAvail of 64 KiB with
+ *                       a key of no MR of ours: the RDMA Read fails
+ *   rdcompl-unsolicited (read zero-copy offered) an RdmaRdCompl for a
+ *                       SrcAvail never sent
  *       -> the accepted socket reads the payload of the valid messages,
  *          then ECONNRESET (data-after-disconn: EOF, as the DisConn came
  *          first, then the socket reports the error: POLLERR and
@@ -96,6 +102,9 @@ _Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
 #define MID_HELLO	0x00
 #define MID_HELLO_ACK	0x01
 #define MID_DISCONN	0x02
+#define MID_RDMA_RD_COMPL 0x06
+#define MID_SRC_AVAIL	0xfe
+#define CAP_READ_ZCOPY	0x01	/* the low nibble of IPV/Cap */
 #define MID_DATA	0xff
 #define MAJV_MINV	0x22
 
@@ -123,6 +132,9 @@ static const struct {
 	{ "credit-overflow", ABORT },
 	{ "data-after-disconn", ABORT },
 	{ "seq-order", ABORT },
+	{ "srcavail-not-offered", ABORT },
+	{ "srcavail-bad-rkey", ABORT },
+	{ "rdcompl-unsolicited", ABORT },
 	{ "good", GOOD },
 };
 
@@ -578,6 +590,9 @@ static void fill_hello(struct hello *h)
 	h->bsdh.len = htonl(sizeof(*h));
 	h->hh.majv_minv = MAJV_MINV;
 	h->hh.ipv_cap = 4 << 4;
+	if (!strncmp(case_name, "srcavail-bad", 12) ||
+	    !strncmp(case_name, "rdcompl", 7))
+		h->hh.ipv_cap |= CAP_READ_ZCOPY;
 	h->hh.max_adverts = 1;
 	h->hh.des_rem_rcv_sz = htonl(RX_SIZE);
 	h->hh.local_rcv_sz = htonl(RX_SIZE);
@@ -730,6 +745,18 @@ static int run_abort(struct peer *p, int lfd, int *afd)
 		err = send_msg(p, MID_DISCONN, 16, 16, 0, NULL, 0);
 		if (!err)
 			err = send_data(p, "x", 1);
+	} else if (is_case("srcavail-not-offered") ||
+		   is_case("srcavail-bad-rkey")) {
+		/* Len, RKey, VAddr: a key no MR of ours has */
+		uint32_t ext[4] = { htonl(65536), htonl(0x5dbad0), 0,
+				    htonl(0x10000) };
+
+		err = send_msg(p, MID_SRC_AVAIL, 32, 32, 0, ext, sizeof(ext));
+	} else if (is_case("rdcompl-unsolicited")) {
+		uint32_t len = htonl(100);
+
+		err = send_msg(p, MID_RDMA_RD_COMPL, 20, 20, 0, &len,
+			       sizeof(len));
 	} else {	/* seq-order */
 		err = send_data(p, "x", 1);
 		want[want_len++] = 'x';

@@ -36,4 +36,12 @@
 #define SDP_PATH_SDP	1
 #define SDP_PATH_TCP	2
 
+/*
+ * int, 0 or 1 (default: the module's read_zcopy): offer read zero-copy
+ * (the peer RDMA-Reads large sends from the sender's pages) in the
+ * connection's Hello or HelloAck.  Set before connect() or listen();
+ * accepted sockets take their listener's.  Both ends must offer it.
+ */
+#define SDP_READ_ZCOPY	3
+
 #endif /* _UAPI_LINUX_SDP_H */
