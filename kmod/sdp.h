@@ -670,6 +670,7 @@ extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
 extern bool sdp_read_zcopy;
+extern unsigned int sdp_recv_poll_us;
 extern unsigned int sdp_fallback_timeout_ms;
 extern struct workqueue_struct *sdp_wq;
 

@@ -16,6 +16,7 @@
  * buffer gets others: chunks a reader is done with, kept as spares, or
  * new ones.
  */
+#include <linux/sched/clock.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
 
@@ -528,6 +529,32 @@ static struct sk_buff *sdp_rx_find(struct sock *sk, u32 skip, u32 *offset)
 	return NULL;
 }
 
+/*
+ * A blocking reader about to sleep for data spins for it first, up to
+ * sdp_recv_poll_us, with the socket unlocked so that completions are
+ * processed as they come; it stops as soon as anything changes that
+ * would end its wait, or the CPU is wanted.  Returns whether data came.
+ * Socket lock held; dropped while spinning.
+ */
+static bool sdp_rx_busy_poll(struct sock *sk, long timeo)
+{
+	u32 usecs = READ_ONCE(sdp_recv_poll_us);
+	u64 end;
+
+	if (!usecs || !timeo)
+		return false;
+	end = local_clock() + usecs * NSEC_PER_USEC;
+	release_sock(sk);
+	while (skb_queue_empty_lockless(&sk->sk_receive_queue) &&
+	       !READ_ONCE(sk->sk_err) &&
+	       !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
+	       !need_resched() && !signal_pending(current) &&
+	       local_clock() < end)
+		cpu_relax();
+	lock_sock(sk);
+	return !skb_queue_empty(&sk->sk_receive_queue);
+}
+
 /* Follows tcp_recvmsg_locked(), without urgent data. */
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		int flags)
@@ -620,6 +647,8 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 
 		/* Room made so far goes back to the peer before we sleep. */
 		sdp_rx_consumed(sk);
+		if (sdp_rx_busy_poll(sk, timeo))
+			continue;
 		last = skb_peek_tail(&sk->sk_receive_queue);
 		/* A SrcAvail that comes meanwhile waits for us (sdp_rd_kick()). */
 		direct = sdp_rd_direct_wanted(sk, msg, flags, false);

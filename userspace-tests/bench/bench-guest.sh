@@ -6,7 +6,11 @@
 # client on host A: TCP crosses va/vb, RC and SDP cross rxeA/rxeB.
 # Appends to $SDP_BENCH_OUT/results.csv (test,size,run,value,unit; MB/s
 # is 10^6 bytes/s, us microseconds), keeps every tool's output in
-# bench.log and the guest's side of the set-up in env-guest.txt.
+# bench.log and the guest's side of the set-up in env-guest.txt.  The
+# qperf tests of one message size (and rstream at its size) take turns,
+# run after run, so that the ratios compare runs of the same moment; a
+# test named TEST_bcopy is qperf's TEST with sdp.ko's read_zcopy off
+# (large sends as Data messages, copied into the receive queue).
 # Then the kernel memory an idle connection costs, over TCP and SDP
 # (idle_case; rows tcp_idle_*/sdp_idle_*, size = the number of connections,
 # unit B/conn).  Then the connection set-up rate over TCP, SDP and
@@ -35,9 +39,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_ktest.sh"
 . "$here/lib/sdp_qperf.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
-read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat}"
+read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
-RUNS=${SDP_BENCH_RUNS:-3}
+RUNS=${SDP_BENCH_RUNS:-5}
 TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
@@ -133,17 +137,21 @@ to_unit() {
 }
 
 # qperf_run TEST SIZE: one qperf run from host A to host B; prints
-# "VALUE UNIT" (MB/s or us)
+# "VALUE UNIT" (MB/s or us).  TEST_bcopy: TEST with read_zcopy off, for
+# the sockets this run makes.
 qperf_run() {
-    local test=$1 size=$2 out value unit
+    local test=$1 size=$2 out value unit rz=/sys/module/sdp/parameters/read_zcopy
     local -a opts=()
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
     [[ $test == rc_* ]] && opts+=(-cm1)
+    [[ $test == *_bcopy ]] && echo 0 >"$rz"
     out=$(timeout -k 5 "$QTIMEOUT" qperf "$SDP_B4" --listen_port "$PORT" "${opts[@]}" \
-          -t "$TIME" -m "$size" -vvs "$test" 2>&1) || {
+          -t "$TIME" -m "$size" -vvs "${test%_bcopy}" 2>&1) || {
+        echo 1 >"$rz"
         log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1
     }
+    echo 1 >"$rz"
     log "$out"
     read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")
     awk '$1 ~ /_errors$/ && $3 != 0 { bad = 1 } END { exit bad }' <<<"$out" ||
@@ -179,27 +187,13 @@ rstream_run() {
         { echo "rstream: no time in its output"; return 1; }
 }
 
-# bench_case TEST SIZE: RUNS runs into the CSV; checks the path
-bench_case() {
-    local test=$1 size=$2 run r unit vals=() before after
-    local a0 b0 c0 d0 va0 vb0 lo0 r0 u0 a1 b1 c1 d1 va1 vb1 lo1 r1 u1
-    before=$(counters)
-    for ((run = 1; run <= RUNS; run++)); do
-        log "== $test size $size run $run"
-        if [[ $test == rstream_bw ]]; then
-            r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
-        else
-            r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
-        fi
-        read -r r unit <<<"$r"
-        echo "$test,$size,$run,$r,$unit" >>"$CSV"
-        vals+=("$r")
-    done
-    after=$(counters)
-    echo "$test $size B: ${vals[*]} $unit"
-    read -r a0 b0 c0 d0 va0 vb0 lo0 r0 u0 <<<"$before"
-    read -r a1 b1 c1 d1 va1 vb1 lo1 r1 u1 <<<"$after"
-    echo "  $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0)) pkts," \
+# check_path TEST BEFORE AFTER: the counters around a run of TEST say its
+# traffic took the path it should; prints them
+check_path() {
+    local test=$1 a0 b0 c0 d0 va0 vb0 lo0 r0 u0 a1 b1 c1 d1 va1 vb1 lo1 r1 u1
+    read -r a0 b0 c0 d0 va0 vb0 lo0 r0 u0 <<<"$2"
+    read -r a1 b1 c1 d1 va1 vb1 lo1 r1 u1 <<<"$3"
+    echo "  $test: $SDP_A_RDMA->$SDP_B_RDMA $((a1 - a0))/$((b1 - b0)) pkts," \
          "$SDP_B_RDMA->$SDP_A_RDMA $((c1 - c0))/$((d1 - d0)) pkts (sent/received);" \
          "$SDP_A_IF tx $((va1 - va0)) B, $SDP_B_IF rx $((vb1 - vb0)) B, lo tx $((lo1 - lo0)) B;" \
          "retries $((r1 - r0)), $((u1 - u0)) pkts twice"
@@ -209,6 +203,31 @@ bench_case() {
         ((a1 > a0 && b1 > b0 && c1 > c0 && d1 > d0)) ||
             { echo "the traffic did not go between $SDP_A_RDMA and $SDP_B_RDMA"; return 1; }
     fi
+}
+
+# bench_case SIZE TEST...: RUNS runs of each TEST into the CSV, the tests
+# taking turns; checks the path of every run
+bench_case() {
+    local size=$1 run r unit test before after
+    local -A vals=()
+    shift
+    for ((run = 1; run <= RUNS; run++)); do
+        for test in "$@"; do
+            log "== $test size $size run $run"
+            before=$(counters)
+            if [[ $test == rstream_bw ]]; then
+                r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
+            else
+                r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
+            fi
+            after=$(counters)
+            read -r r unit <<<"$r"
+            echo "$test,$size,$run,$r,$unit" >>"$CSV"
+            vals[$test]+="$r "
+            ((run > 1)) || check_path "$test" "$before" "$after" || return 1
+        done
+    done
+    for test in "$@"; do echo "$test $size B: ${vals[$test]}"; done
 }
 
 # The RPC bandwidth server on host B: multi-threaded, tcp and sdp on one
@@ -390,10 +409,12 @@ mkdir -p "$OUT"
 
 start_qperf_server
 cases=()
-for test in "${TESTS[@]}"; do
-    for size in "${SIZES[@]}"; do cases+=("$test $(bytes "$size")"); done
+for size in "${SIZES[@]}"; do
+    c="qperf $(bytes "$size") ${TESTS[*]}"
+    ((RS_SIZE > 0 && $(bytes "$RS_SIZE") == $(bytes "$size"))) && c+=" rstream_bw"
+    cases+=("$c")
 done
-((RS_SIZE > 0)) && cases+=("rstream_bw $(bytes "$RS_SIZE")")
+((RS_SIZE > 0)) && [[ " ${cases[*]} " != *rstream_bw* ]] && cases+=("qperf $(bytes "$RS_SIZE") rstream_bw")
 ((IDLE > 0)) && cases+=("tcp_idle $IDLE" "sdp_idle $IDLE")
 if ((SETUP > 0)); then
     for threads in "${SETUP_THREADS[@]}"; do
@@ -425,7 +446,7 @@ for c in "${cases[@]}"; do
     setup\ *) ktap_run "${c// /_}" setup_case ${c#setup } ;;
     rpc_*) ktap_run "${c// /_}" rpc_case ${c#rpc_} ;;
     krpc_*) ktap_run "${c// /_}" krpc_case ${c#krpc_} ;;
-    *) ktap_run "${c/ /_}" bench_case $c ;;
+    qperf\ *) read -ra w <<<"$c"; ktap_run "qperf_${w[1]}" bench_case "${w[@]:1}" ;;
     esac
     check_qperf_server
 done

@@ -153,7 +153,9 @@ TEST_F_TIMEOUT(pair, link_down, 120)
  * An RDMA device is deleted under a transfer from A to B, and under a
  * listener bound to that device's address: `rdma link delete` returns,
  * the connection is reset at both ends, accept() fails, and the bed
- * connects again once the device is back.
+ * connects again once the device is back.  The transfer's 64 KiB sends
+ * go by read zero-copy (B RDMA-Reads A's pages straight into its
+ * reader's), so the device goes in the middle of reads.
  */
 static void device_deleted(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(pair) *self, char host)
@@ -161,6 +163,7 @@ static void device_deleted(struct __test_metadata *_metadata,
 	struct sender s = { .fd = self->cfd };
 	struct receiver r = { .fd = self->afd };
 	struct acceptor a = { .fd = -1 };
+	long long rz0 = sdp_stat("RxReadZcopyDirectBytes");
 	char cmd[64];
 	pthread_t ts, tr, ta;
 	int lfd = -1;
@@ -175,6 +178,7 @@ static void device_deleted(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_create(&tr, NULL, recv_until_error, &r));
 	ASSERT_EQ(0, pthread_create(&ta, NULL, accept_once, &a));
 	sleep(1);
+	EXPECT_LT(rz0, sdp_stat("RxReadZcopyDirectBytes"));
 	snprintf(cmd, sizeof(cmd), "timeout 60 rdma link delete rxe%c", host);
 	ASSERT_EQ(0, run(cmd));
 
