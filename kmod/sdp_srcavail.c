@@ -392,6 +392,7 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 		return -ECONNRESET;
 	}
 	sdp_stat_inc(sock_net(sk), SDP_MIB_SRC_AVAILS);
+	sdp_watchdog_arm(sk);	/* a peer that never reads: sdp_timer.c */
 
 	acked = sdp_src_wait(sk, conn, timeo, &gave_up);
 

@@ -9,8 +9,9 @@
  * retries run out.  Soft-RoCE on a link that is down retries for ever
  * without failing, so a send (or probe) that has not completed after
  * tx_stall_timeout_ms ends the connection as the retries would have.  A
- * writer that waits for credits has nothing in flight, so it gets a probe
- * every second, as TCP probes a zero window.
+ * writer that waits for credits, or for the peer to read its SrcAvail,
+ * has nothing in flight, so it gets a probe every second, as TCP probes a
+ * zero window; TCP_USER_TIMEOUT bounds its wait as it bounds TCP's.
  *
  * Keepalive probes are zero-length RDMA Writes, as in the historical SDP:
  * they take no receive buffer and no credit at the peer, and the RC
@@ -24,11 +25,12 @@
 
 #define SDP_WATCHDOG_PERIOD	(HZ / 4)
 
-/* A writer waits for credits from the peer. */
+/* A writer waits for credits from the peer, or for it to read a SrcAvail. */
 static bool sdp_credit_blocked(const struct sock *sk)
 {
-	return sdp_sk(sk)->tx_credits <= 1 && sk->sk_socket &&
-	       test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	return (sdp_sk(sk)->tx_credits <= 1 && sk->sk_socket &&
+		test_bit(SOCK_NOSPACE, &sk->sk_socket->flags)) ||
+	       sdp_sk(sk)->tx_src_active;
 }
 
 static bool sdp_watchdog_wanted(const struct sock *sk)
@@ -101,12 +103,15 @@ static void sdp_probe(struct sock *sk, struct sdp_conn *conn)
 	sdp_sk(sk)->probe_stamp = jiffies;
 }
 
-/* A sender waits: data in flight, or a writer blocked for credits. */
+/*
+ * A sender waits: data in flight, a writer blocked for credits, or a
+ * SrcAvail the peer has not read.
+ */
 static bool sdp_tx_waiting(const struct sock *sk)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
-	return ssk->tx_head != ssk->tx_tail ||
+	return ssk->tx_head != ssk->tx_tail || ssk->tx_src_active ||
 	       (sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags));
 }
 

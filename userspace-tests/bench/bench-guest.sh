@@ -42,6 +42,7 @@ OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
 RUNS=${SDP_BENCH_RUNS:-5}
+RECV_POLL_US=${SDP_BENCH_RECV_POLL_US:-50}  # the _poll variants' recv_poll_us
 TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
@@ -136,22 +137,36 @@ to_unit() {
     }'
 }
 
+# variant_param TEST: the sdp.ko parameter and value a test variant runs
+# with: TEST_bcopy read zero-copy off, TEST_poll a reader that spins
+# RECV_POLL_US for data before it sleeps; nothing for the others
+variant_param() {
+    case $1 in
+    *_bcopy) echo "read_zcopy 0" ;;
+    *_poll) echo "recv_poll_us $RECV_POLL_US" ;;
+    esac
+}
+
 # qperf_run TEST SIZE: one qperf run from host A to host B; prints
-# "VALUE UNIT" (MB/s or us).  TEST_bcopy: TEST with read_zcopy off, for
-# the sockets this run makes.
+# "VALUE UNIT" (MB/s or us).  A variant (variant_param) runs qperf's test
+# with its parameter set for the sockets the run makes.
 qperf_run() {
-    local test=$1 size=$2 out value unit rz=/sys/module/sdp/parameters/read_zcopy
+    local test=$1 size=$2 out value unit param pval saved= rc qtest
     local -a opts=()
+    qtest=${test%_bcopy}
+    qtest=${qtest%_poll}
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
     [[ $test == rc_* ]] && opts+=(-cm1)
-    [[ $test == *_bcopy ]] && echo 0 >"$rz"
+    read -r param pval < <(variant_param "$test"; echo)
+    if [[ -n $param ]]; then
+        saved=$(cat "/sys/module/sdp/parameters/$param")
+        echo "$pval" >"/sys/module/sdp/parameters/$param"
+    fi
     out=$(timeout -k 5 "$QTIMEOUT" qperf "$SDP_B4" --listen_port "$PORT" "${opts[@]}" \
-          -t "$TIME" -m "$size" -vvs "${test%_bcopy}" 2>&1) || {
-        echo 1 >"$rz"
-        log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1
-    }
-    echo 1 >"$rz"
+          -t "$TIME" -m "$size" -vvs "$qtest" 2>&1) && rc=0 || rc=$?
+    [[ -z $param ]] || echo "$saved" >"/sys/module/sdp/parameters/$param"
+    ((!rc)) || { log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1; }
     log "$out"
     read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")
     awk '$1 ~ /_errors$/ && $3 != 0 { bad = 1 } END { exit bad }' <<<"$out" ||
