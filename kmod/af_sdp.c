@@ -70,7 +70,18 @@ MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go fr
  */
 bool sdp_read_zcopy = true;
 module_param_named(read_zcopy, sdp_read_zcopy, bool, 0644);
-MODULE_PARM_DESC(read_zcopy, "New sockets offer read zero-copy: the peer RDMA-Reads sends of zcopy_thresh bytes or more (default Y)");
+MODULE_PARM_DESC(read_zcopy, "New sockets offer read zero-copy: the peer RDMA-Reads sends of read_zcopy_thresh bytes or more (default Y)");
+
+/*
+ * The least send that goes by SrcAvail, to a peer that takes part: a
+ * send returns only once the peer has read it, so each costs a round
+ * trip that a stream of Data messages does not wait for; 256 KiB makes
+ * that a small part of the transfer.  Smaller ones down to zcopy_thresh
+ * go from the caller's pages as Data messages.
+ */
+unsigned int sdp_read_zcopy_thresh = 262144;
+module_param_named(read_zcopy_thresh, sdp_read_zcopy_thresh, uint, 0644);
+MODULE_PARM_DESC(read_zcopy_thresh, "Blocking sends of at least this many bytes (and zcopy_thresh) go by SrcAvail to a peer that offers read zero-copy");
 
 unsigned int sdp_resolve_timeout_ms = 2000;
 module_param_named(resolve_timeout_ms, sdp_resolve_timeout_ms, uint, 0644);

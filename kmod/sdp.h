@@ -670,6 +670,7 @@ extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
 extern bool sdp_read_zcopy;
+extern unsigned int sdp_read_zcopy_thresh;
 extern unsigned int sdp_recv_poll_us;
 extern unsigned int sdp_fallback_timeout_ms;
 extern struct workqueue_struct *sdp_wq;
@@ -760,7 +761,7 @@ void sdp_zcopy_wait(struct sock *sk);
 void sdp_zcopy_wakeup(struct sock *sk);
 
 /* sdp_srcavail.c */
-bool sdp_src_wanted(const struct sock *sk);
+bool sdp_src_wanted(const struct sock *sk, struct msghdr *msg);
 ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 		     struct msghdr *msg, long *timeo, bool *stop);
 void sdp_src_rd_compl(struct sock *sk, struct sdp_conn *conn, u32 len);

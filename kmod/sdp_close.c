@@ -183,9 +183,11 @@ bool sdp_connected(const struct sock *sk)
 void sdp_close_connected(struct sock *sk)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	const struct sdp_conn *conn = sdp_sk(sk)->conn;
 	long timeo;
 
-	if (sdp_sk(sk)->rx_queued) {
+	/* The bytes of a SrcAvail not read yet are unread data too. */
+	if (sdp_sk(sk)->rx_queued || (conn && conn->rd_active)) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
 			  "close with unread data");
 		return;

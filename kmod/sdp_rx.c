@@ -115,8 +115,10 @@ static void sdp_rx_read_zcopy(struct sock *sk, struct sdp_conn *conn,
 			      const struct sdp_msg_hdr *hdr)
 {
 	if (!conn->read_zcopy) {
-		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
-			  "read zero-copy message, not offered");
+		/* SendSM stops what we never started: nothing to do. */
+		if (hdr->bsdh.mid != SDP_MID_SEND_SM)
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
+				  "read zero-copy message, not offered");
 		return;
 	}
 	switch (hdr->bsdh.mid) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Read zero-copy, the source's side.  A blocking send of at least
- * sdp_zcopy_thresh bytes from user memory, to a peer that takes part,
+ * read_zcopy_thresh bytes from user memory, to a peer that takes part,
  * registers the caller's pages for remote reads and advertises them in a
  * SrcAvail; the sink RDMA-Reads them, into its reader's buffer or its own,
  * and reports what it read in RdmaRdCompl messages.  When all is read,
@@ -34,12 +34,17 @@
 /* A waiting sender looks again this often, for wake-ups it may miss. */
 #define SDP_SRC_RECHECK		(HZ / 4)
 
-/* Whether the rest of a send that sdp_zcopy_wanted() goes by SrcAvail. */
-bool sdp_src_wanted(const struct sock *sk)
+/*
+ * Whether the rest of @msg, a send that sdp_zcopy_wanted(), goes by
+ * SrcAvail: at least read_zcopy_thresh of it; the tail of a large send
+ * is not worth the round trip.
+ */
+bool sdp_src_wanted(const struct sock *sk, struct msghdr *msg)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
-	return ssk->conn && ssk->conn->read_zcopy && !ssk->tx_held;
+	return ssk->conn && ssk->conn->read_zcopy && !ssk->tx_held &&
+	       msg_data_left(msg) >= READ_ONCE(sdp_read_zcopy_thresh);
 }
 
 /* The device is done with the pages: unmaps them and lets go of them. */

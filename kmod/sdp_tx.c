@@ -648,7 +648,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			continue;
 		}
 
-		if (zc && src_ok && sdp_src_wanted(sk)) {
+		if (zc && src_ok && sdp_src_wanted(sk, msg)) {
 			bool stop = false;
 			ssize_t sent = sdp_src_send(sk, conn, msg, &timeo,
 						    &stop);

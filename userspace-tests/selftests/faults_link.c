@@ -10,7 +10,9 @@
  *
  * A send that does not complete times the connection out after the
  * module's tx_stall_timeout_ms; the test lowers it to STALL_MS while it
- * runs, so that a downed link takes seconds, not the default 15.
+ * runs, so that a downed link takes seconds, not the default 15.  It
+ * lowers read_zcopy_thresh to the transfers' 64 KiB sends too, so that
+ * they go by read zero-copy.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -33,6 +35,7 @@
 #define STALL_MS	"3000"
 
 static char stall_saved[32];
+static long long rzc_saved = -1;
 
 static void __attribute__((constructor)) lower_stall_timeout(void)
 {
@@ -43,12 +46,20 @@ static void __attribute__((constructor)) lower_stall_timeout(void)
 	if (fgets(stall_saved, sizeof(stall_saved), f))
 		sdp_set_param("tx_stall_timeout_ms", STALL_MS);
 	fclose(f);
+	rzc_saved = sdp_param("read_zcopy_thresh");
+	sdp_set_param("read_zcopy_thresh", "65536");
 }
 
 static void __attribute__((destructor)) restore_stall_timeout(void)
 {
+	char text[32];
+
 	if (stall_saved[0])
 		sdp_set_param("tx_stall_timeout_ms", stall_saved);
+	if (rzc_saved >= 0) {
+		snprintf(text, sizeof(text), "%lld", rzc_saved);
+		sdp_set_param("read_zcopy_thresh", text);
+	}
 }
 
 struct receiver {
