@@ -193,6 +193,21 @@ static int sdp_conn_bind(struct sock *sk)
 	return ret == -EADDRNOTAVAIL ? -EADDRINUSE : ret;
 }
 
+/*
+ * Wakes whoever sleeps on the socket: wake_up(), not the interruptible
+ * kind, as the zero-copy waits sleep killable, or idle, past a signal.
+ */
+void sdp_wake_sleepers(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up(&wq->wait);
+	rcu_read_unlock();
+}
+
 /* Reports @err (a negative errno) and closes the socket, as TCP does. */
 void sdp_set_error(struct sock *sk, int err)
 {

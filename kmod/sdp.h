@@ -680,6 +680,7 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_conn_new(struct sock *sk);
 void sdp_inherit(struct sock *sk, const struct sock *lsk);
 void sdp_child_destroy(struct sock *sk);
+void sdp_wake_sleepers(struct sock *sk);
 void sdp_set_error(struct sock *sk, int err);
 
 /* sdp_addr.c */

@@ -304,18 +304,6 @@ static int sdp_rd_queue(struct sock *sk, struct sdp_conn *conn, gfp_t gfp)
 	return 0;
 }
 
-/* Wakes a reader that waits for its read. */
-static void sdp_rd_wakeup(struct sock *sk)
-{
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up(&wq->wait);
-	rcu_read_unlock();
-}
-
 /*
  * A request of an RDMA Read completed: the last one ends the read (an RC
  * QP completes in order; after an error, every later request flushes).
@@ -344,7 +332,7 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 		ssk->rx_rd_result = -ECONNRESET;
 		if (!rd->to_user)
 			sdp_rd_release(conn, rd);
-		sdp_rd_wakeup(sk);
+		sdp_wake_sleepers(sk);
 		return 0;
 	}
 	ssk->rx_rd_result = rd->bytes;
@@ -363,7 +351,7 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 		sdp_rd_stop(sk, conn);
 	sdp_tx_control(sk);
 	if (rd->to_user)
-		sdp_rd_wakeup(sk);
+		sdp_wake_sleepers(sk);
 	else
 		sk->sk_data_ready(sk);
 	sdp_rd_kick(sk);
@@ -495,7 +483,7 @@ void sdp_rd_free(struct sdp_conn *conn)
 	if (READ_ONCE(ssk->rx_rd_busy)) {
 		WRITE_ONCE(ssk->rx_rd_result, -ECONNRESET);
 		WRITE_ONCE(ssk->rx_rd_busy, false);
-		sdp_rd_wakeup(conn->sk);
+		sdp_wake_sleepers(conn->sk);
 	}
 	conn->rd = NULL;
 	sdp_conn_mem_add(conn, -(long)sizeof(*rd));

@@ -60,19 +60,6 @@ static void sdp_src_release(struct sdp_conn *conn, struct sdp_src *src)
 	src->npages = 0;
 }
 
-/* Wakes the sender that waits for its SrcAvail. */
-static void sdp_src_wakeup(struct sock *sk)
-{
-	struct socket_wq *wq;
-
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	/* wake_up(): the sender may sleep killable, past a signal. */
-	if (skwq_has_sleeper(wq))
-		wake_up(&wq->wait);
-	rcu_read_unlock();
-}
-
 /* The registration failed; the error reaches the sender by the QP. */
 static int sdp_src_reg_process(struct sock *sk, struct sdp_conn *conn,
 			       struct sdp_wc *wc, gfp_t gfp)
@@ -98,7 +85,7 @@ static int sdp_src_inv_process(struct sock *sk, struct sdp_conn *conn,
 	src->active = false;
 	src->finishing = false;
 	sdp_sk(sk)->tx_src_active = false;
-	sdp_src_wakeup(sk);
+	sdp_wake_sleepers(sk);
 	sdp_tx_wakeup(sk);	/* other writers may go on */
 	return 0;
 }
@@ -146,7 +133,7 @@ void sdp_src_rd_compl(struct sock *sk, struct sdp_conn *conn, u32 len)
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_READ_ZCOPY_BYTES, len);
 	if (src->acked == src->len)
 		sdp_src_finish(sk, conn);
-	sdp_src_wakeup(sk);
+	sdp_wake_sleepers(sk);
 }
 
 /*
@@ -163,7 +150,7 @@ void sdp_src_send_sm(struct sock *sk, struct sdp_conn *conn)
 	src->refused = true;
 	sdp_stat_inc(sock_net(sk), SDP_MIB_SRC_AVAIL_REFUSED);
 	sdp_src_finish(sk, conn);
-	sdp_src_wakeup(sk);
+	sdp_wake_sleepers(sk);
 }
 
 /* The connection's source state, made on its first SrcAvail. */
@@ -424,7 +411,7 @@ void sdp_src_free(struct sdp_conn *conn)
 	sdp_src_release(conn, src);
 	if (src->active) {
 		WRITE_ONCE(sdp_sk(conn->sk)->tx_src_active, false);
-		sdp_src_wakeup(conn->sk);
+		sdp_wake_sleepers(conn->sk);
 	}
 	conn->src = NULL;
 	sdp_conn_mem_add(conn, -(long)sizeof(*src));

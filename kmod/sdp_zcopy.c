@@ -162,14 +162,8 @@ void sdp_zcopy_wait(struct sock *sk)
 void sdp_zcopy_wakeup(struct sock *sk)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
-	struct socket_wq *wq;
 
 	if (!ssk->tx_zc_waiters || (s32)(ssk->tx_tail - ssk->tx_zc_end) < 0)
 		return;
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	/* wake_up(): the sender may sleep killable, past a signal. */
-	if (skwq_has_sleeper(wq))
-		wake_up(&wq->wait);
-	rcu_read_unlock();
+	sdp_wake_sleepers(sk);
 }
