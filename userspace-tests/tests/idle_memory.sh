@@ -105,7 +105,8 @@ sdp_idle() {
 send_pages_given_back() {
     local trims0 hdr mems _
     trims0=$(sdp_stat TxBufferTrims)
-    hdr=$(($(cat /sys/module/sdp/parameters/tx_ring_size) * 16))
+    # (a slot's headers: BSDH and extended header, 32 bytes)
+    hdr=$(($(cat /sys/module/sdp/parameters/tx_ring_size) * 32))
     sdp_hold_start -p 18531 -s 60000
     for _ in $(seq 50); do
         mems=$(awk '$4 == "01" && ($2 ~ /:4863$/ || $3 ~ /:4863$/) { print $8 }' /proc/net/sdp | sort -u)

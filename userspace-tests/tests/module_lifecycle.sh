@@ -101,14 +101,14 @@ buffer_sizes() {
         got=$(sdp_stat PoolMemory)
         for _ in $(seq 50); do
             mems=$(awk '$4 == "01" { print $8 }' /proc/net/sdp | sort -u)
-            [[ $mems == "$((tx * 16))" ]] && break
+            [[ $mems == "$((tx * 32))" ]] && break
             sleep 0.1
         done
         sdp_hold_stop
         ((got >= want && got <= want + 2 * 8 * n * chunk)) ||
             { echo "rx_buf_size=$size: pools of $got bytes, want $want and spares"; return 1; }
-        [[ $mems == "$((tx * 16))" ]] ||
-            { echo "rx_buf_size=$size: idle ends hold $mems bytes, want $((tx * 16))"; return 1; }
+        [[ $mems == "$((tx * 32))" ]] ||
+            { echo "rx_buf_size=$size: idle ends hold $mems bytes, want $((tx * 32))"; return 1; }
     done
 }
 
