@@ -350,9 +350,9 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 	else if (rd->cancelled)
 		sdp_rd_stop(sk, conn);
 	sdp_tx_control(sk);
-	if (rd->to_user)
-		sdp_wake_sleepers(sk);
-	else
+	/* The reader whose pages it filled, or a source waiting for the QP. */
+	sdp_wake_sleepers(sk);
+	if (!rd->to_user)
 		sk->sk_data_ready(sk);
 	sdp_rd_kick(sk);
 	return 0;

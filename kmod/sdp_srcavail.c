@@ -233,6 +233,57 @@ unpin:
 	return -ENOMEM;
 }
 
+/* Nothing the QP was asked to do is outstanding. */
+static bool sdp_src_qp_idle(const struct sock *sk, const struct sdp_conn *conn)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	return ssk->tx_head == ssk->tx_tail && !ssk->rx_rd_busy &&
+	       !conn->probe_inflight;
+}
+
+/*
+ * Soft-RoCE runs a fast registration again when it goes back to resend
+ * what came before it and was not acknowledged yet, and then fails the
+ * QP, the MR being registered already (6.1 logs "rxe_reg_fast_mr:
+ * mr->lkey ... not free"; NFS over RDMA meets it too).  So the
+ * registration waits until nothing the QP was asked to do is outstanding:
+ * it then completes at once, with nothing before it to resend.  The
+ * socket stays owned meanwhile, so the completion handlers post nothing
+ * new (they wait on the backlog).  Returns 0, -ECANCELED on a signal, or
+ * -EPIPE when the connection failed.  Socket lock held; dropped while
+ * waiting.
+ */
+static int sdp_src_wait_idle(struct sock *sk, struct sdp_conn *conn)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int err = 0;
+
+	ssk->tx_zc_waiters++;	/* tx completions wake us (sdp_zcopy.c) */
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (!sdp_src_qp_idle(sk, conn)) {
+		/* A last send that asked for no completion gets one after it. */
+		if (ssk->tx_unsignaled)
+			sdp_tx_control(sk);
+		ssk->tx_zc_end = ssk->tx_head;
+		release_sock(sk);
+		wait_woken(&wait, TASK_INTERRUPTIBLE, SDP_SRC_RECHECK);
+		lock_sock(sk);
+		if (sk->sk_err || ssk->conn != conn || conn->dying) {
+			err = -EPIPE;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = -ECANCELED;
+			break;
+		}
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	ssk->tx_zc_waiters--;
+	return err;
+}
+
 /* Posts the registration of the mapped pages, with a new key. */
 static int sdp_src_register(struct sdp_conn *conn, struct sdp_src *src)
 {
@@ -355,11 +406,17 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 	struct sdp_src *src;
 	bool gave_up;
 	ssize_t got;
+	int ret;
 	u32 acked;
 
 	src = sdp_src_get(sk, conn);
 	if (IS_ERR(src))
 		return PTR_ERR(src);
+	ret = sdp_src_wait_idle(sk, conn);
+	if (ret) {
+		*stop = true;
+		return ret == -EPIPE ? -ECONNRESET : ret;
+	}
 	got = sdp_src_map(conn, src, &msg->msg_iter);
 	if (got <= 0)
 		return got;

@@ -333,8 +333,8 @@ TEST_F_TIMEOUT(backlog, relisten_mid_handshake, 120)
 #define QUEUED		16
 /* Credits (receive buffers) a child that nobody accepted gives, at most. */
 #define CHILD_BUFS	8
-/* A send slot's header: the BSDH. */
-#define BSDH_BYTES	16
+/* A send slot's headers: the BSDH and room for an extended header. */
+#define SLOT_HDR_BYTES	32
 /* What each client sends before its child is accepted. */
 #define FIRST_BURST	20000
 
@@ -474,7 +474,7 @@ TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
 	}
 	ASSERT_EQ(QUEUED, socks_at(port, 0, mem, NULL, QUEUED));
 	for (i = 0; i < QUEUED; i++)
-		EXPECT_EQ(tx_ring * BSDH_BYTES, mem[i]) TH_LOG("child %d", i);
+		EXPECT_EQ(tx_ring * SLOT_HDR_BYTES, mem[i]) TH_LOG("child %d", i);
 
 	for (i = 0; i < QUEUED; i++) {
 		uint64_t off = FIRST_BURST, roff = 0;
