@@ -232,18 +232,40 @@ TEST_F_TIMEOUT(rz, reader_comes_late, 60)
 }
 
 /*
- * After a send that ended early with @n bytes (or -1), the reader gets
- * exactly those and nothing more, and the connection goes on: 100 KiB
- * more arrive intact.
+ * A reader that never comes: the accepted end gets receive space for 64
+ * KiB, and @buf @len bytes of stream @seed to send.
+ */
+static void never_read_setup(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(rz) * self, char *buf, size_t len,
+			     uint64_t seed)
+{
+	int rcvbuf = 64 * KiB;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, setsockopt(self->afd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				sizeof(rcvbuf)));
+	stream_fill(buf, len, seed, 0);
+}
+
+/*
+ * After a send that ended early with @n bytes (or -1): an SDP send got
+ * there by one SrcAvailCancel (@cancels0: the counter before); the reader
+ * gets exactly those bytes and nothing more, and the connection goes on:
+ * 100 KiB more arrive intact.
  */
 static void check_after_short_send(struct __test_metadata *_metadata,
-				   FIXTURE_DATA(rz) * self, char *buf,
-				   ssize_t n, size_t len, uint64_t seed)
+				   FIXTURE_DATA(rz) * self,
+				   const FIXTURE_VARIANT(rz) * variant,
+				   long long cancels0, char *buf, ssize_t n,
+				   size_t len, uint64_t seed)
 {
 	uint64_t off = 0;
 	struct reader r;
 	pthread_t t;
 
+	TH_LOG("send returned %zd", n);
+	if (variant->sdp)
+		EXPECT_EQ(cancels0 + 1, stat0("SrcAvailCancels"));
 	ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
 	ASSERT_GT((ssize_t)len, n);
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, seed, &off, n, 0));
@@ -269,26 +291,20 @@ TEST_F_TIMEOUT(rz, peer_never_reads_sndtimeo, 60)
 	const size_t len = 4 * MiB;
 	struct timeval tv = { .tv_usec = 500000 };
 	long long cancels0 = stat0("SrcAvailCancels");
-	int rcvbuf = 64 * KiB;
 	char *buf = malloc(len);
 	ssize_t n;
 
-	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, setsockopt(self->afd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-				sizeof(rcvbuf)));
+	never_read_setup(_metadata, self, buf, len, 8);
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 				sizeof(tv)));
-	stream_fill(buf, len, 8, 0);
 	stream_watchdog(30);
 	n = send(self->cfd, buf, len, 0);
 	stream_watchdog(0);
 	tv.tv_usec = 0;
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 				sizeof(tv)));
-	TH_LOG("send returned %zd", n);
-	if (variant->sdp)
-		EXPECT_EQ(cancels0 + 1, stat0("SrcAvailCancels"));
-	check_after_short_send(_metadata, self, buf, n, len, 8);
+	check_after_short_send(_metadata, self, variant, cancels0, buf, n, len,
+			       8);
 	free(buf);
 }
 
@@ -304,22 +320,16 @@ TEST_F_TIMEOUT(rz, peer_never_reads_signal, 60)
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	struct itimerval it = { .it_value = { .tv_usec = 400000 } };
 	long long cancels0 = stat0("SrcAvailCancels");
-	int rcvbuf = 64 * KiB;
 	char *buf = malloc(len);
 	ssize_t n;
 
-	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, setsockopt(self->afd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-				sizeof(rcvbuf)));
+	never_read_setup(_metadata, self, buf, len, 9);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	stream_fill(buf, len, 9, 0);
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	n = send(self->cfd, buf, len, 0);
 	signal(SIGALRM, SIG_DFL);
-	TH_LOG("send returned %zd", n);
-	if (variant->sdp)
-		EXPECT_EQ(cancels0 + 1, stat0("SrcAvailCancels"));
-	check_after_short_send(_metadata, self, buf, n, len, 9);
+	check_after_short_send(_metadata, self, variant, cancels0, buf, n, len,
+			       9);
 	free(buf);
 }
 
