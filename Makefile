@@ -18,7 +18,7 @@
 #                 checkpatch --strict on the test modules under userspace-tests/
 #   make install / uninstall   DKMS install / removal for KVER
 #   make shell    an interactive shell in the test bed
-#   make bench    deps, DKMS install, figures from the bed: qperf, rstream,
+#   make bench    deps, DKMS install, figures from the bed (KVER: its kernel): qperf, rstream,
 #                 RPC, NFS, and real programs over TCP, libsdp and
 #                 librspreload (tables and plots; see userspace-tests/bench/run-bench)
 #   make read-sock-test  the in-kernel test modules (part of `make userspace`)
@@ -220,7 +220,7 @@ shell: install userspace
 	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) --shell
 
 bench: install userspace
-	@$(TOP)/userspace-tests/bench/run-bench
+	@$(TOP)/userspace-tests/bench/run-bench --kver $(KVER) --build $(BUILD)
 
 ifneq ($(KROOT),/)
 # A kernel of another root: built in there, by that root's own tools.

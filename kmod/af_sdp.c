@@ -680,6 +680,9 @@ static const struct proto_ops sdp_ops = {
 	.setsockopt	= sdp_setsockopt,
 	.getsockopt	= sdp_getsockopt,
 	.sendmsg	= sdp_sendmsg,
+#ifdef SDP_HAVE_SENDPAGE
+	.sendpage	= sdp_sendpage,
+#endif
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sock_no_mmap,
 	.read_sock	= sdp_read_sock,

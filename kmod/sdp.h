@@ -752,6 +752,8 @@ long sdp_pools_made(void);
 
 /* sdp_zcopy.c */
 bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);
+size_t sdp_splice_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
+		       struct iov_iter *from, size_t max);
 ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
 		       struct iov_iter *from, size_t max);
 unsigned int sdp_zcopy_sge(const struct sdp_conn *conn,
@@ -818,6 +820,10 @@ void sdp_tx_free_bufs(struct sdp_conn *conn);
 int sdp_tx_post_src_avail(struct sock *sk, struct sdp_conn *conn,
 			  u32 len, u32 rkey, u64 vaddr);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+#ifdef SDP_HAVE_SENDPAGE
+ssize_t sdp_sendpage(struct socket *sock, struct page *page, int offset,
+		     size_t size, int flags);
+#endif
 
 /* sdp_close.c */
 void sdp_shutdown_with_error(struct sock *sk, int err);

@@ -11,6 +11,7 @@
 
 #include <linux/net.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
 #include <linux/version.h>
 #include <net/sock.h>
 
@@ -59,6 +60,63 @@ static inline kuid_t sk_uid(const struct sock *sk)
 	return sock_i_uid((struct sock *)sk);
 }
 #endif
+
+/*
+ * 6.5: in-kernel senders hand pages over for a socket to reference
+ * instead of copying them with sendmsg(MSG_SPLICE_PAGES) on a bio_vec
+ * iterator; before, a page at a time through proto_ops.sendpage, which
+ * SDP sockets then have (sdp_sendpage(), a wrapper of the new form).
+ * sdp_msg_splice() tells whether a sendmsg() call is such a send.  (Some
+ * 6.1 releases define the flag, and still use sendpage.)
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define SDP_HAVE_SENDPAGE
+#endif
+
+static inline bool sdp_msg_splice(const struct msghdr *msg)
+{
+#ifdef MSG_SPLICE_PAGES
+	return msg->msg_flags & MSG_SPLICE_PAGES;
+#else
+	return false;
+#endif
+}
+
+/*
+ * The page at the start of a bio_vec iterator, up to @max bytes of it,
+ * referenced and taken from the iterator; 0 when it must not be
+ * referenced (a slab page: sendpage_ok(), as TCP checks).  6.3 brought
+ * iov_iter_extract_pages(), which leaves a bio_vec's pages unreferenced
+ * (and iov_iter_get_pages2() no longer references slab pages); before,
+ * iov_iter_get_pages2() referenced every page.
+ */
+static inline ssize_t sdp_iter_get_page(struct iov_iter *from, size_t max,
+					struct page **page, size_t *off)
+{
+	ssize_t got;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	struct page **pages = page;
+
+	got = iov_iter_extract_pages(from, &pages, max, 1, 0, off);
+	if (got <= 0)
+		return got;
+	if (!sendpage_ok(*page)) {
+		iov_iter_revert(from, got);
+		return 0;
+	}
+	get_page(*page);
+#else
+	got = iov_iter_get_pages2(from, page, max, 1, off);
+	if (got <= 0)
+		return got;
+	if (!sendpage_ok(*page)) {
+		put_page(*page);
+		iov_iter_revert(from, got);
+		return 0;
+	}
+#endif
+	return got;
+}
 
 /* kzalloc_obj(): newer kernels allocate an object by its type. */
 #ifndef kzalloc_obj

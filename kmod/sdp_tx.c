@@ -134,7 +134,7 @@ static int sdp_post_msg(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	sge[0].addr = hdr_dma;
 	sge[0].length = hlen;
 	sge[0].lkey = dev->pd->local_dma_lkey;
-	if (zc && zc->n) {
+	if (payload && zc && zc->n) {
 		/* The payload goes from the caller's pages (sdp_zcopy.c). */
 		wr.num_sge += sdp_zcopy_sge(conn, zc, sge + 1);
 	} else if (payload) {
@@ -303,6 +303,9 @@ static bool sdp_tx_free_slot(struct sdp_sock *ssk, struct sdp_conn *conn)
 	from = &conn->tx_ring[ssk->tx_head % sdp_tx_ring_size];
 	to = &conn->tx_ring[(ssk->tx_head + 1) % sdp_tx_ring_size];
 	swap(from->buf, to->buf);
+	if (conn->tx_zc)	/* (spliced pages: sdp_tx_splice()) */
+		swap(conn->tx_zc[ssk->tx_head % sdp_tx_ring_size],
+		     conn->tx_zc[(ssk->tx_head + 1) % sdp_tx_ring_size]);
 	return true;
 }
 
@@ -536,6 +539,62 @@ void sdp_tx_trim(struct sock *sk)
 		sdp_rd_free(conn);
 }
 
+/* The page list of the next send slot, allocated on first use. */
+static struct sdp_zc *sdp_tx_zc(struct sock *sk, struct sdp_conn *conn)
+{
+	if (!conn->tx_zc) {
+		conn->tx_zc = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_zc),
+				       sk->sk_allocation);
+		if (!conn->tx_zc)
+			return NULL;
+	}
+	return &conn->tx_zc[sdp_sk(sk)->tx_head % sdp_tx_ring_size];
+}
+
+/* Whether the held bytes are spliced pages, not copies in the slot. */
+static bool sdp_tx_held_spliced(const struct sdp_sock *ssk,
+				const struct sdp_conn *conn)
+{
+	return ssk->tx_held && conn->tx_zc &&
+	       conn->tx_zc[ssk->tx_head % sdp_tx_ring_size].n;
+}
+
+/*
+ * Adds pages of @msg that its sender hands over (sdp_msg_splice(), or
+ * sendpage()) to the message held in the next send slot, referenced
+ * instead of copied (sdp_splice_fill()); the message goes once it holds
+ * @max bytes or all the pages it may, and until then waits as held bytes
+ * do.  Returns the bytes taken; 0 when the next ones must be copied; an
+ * error when the message could not be posted (-ECONNRESET: the
+ * connection is aborted).  Socket lock held; the caller checked for room
+ * and that what is held, if anything, is spliced too.
+ */
+static ssize_t sdp_tx_splice(struct sock *sk, struct sdp_conn *conn,
+			     struct msghdr *msg, u32 max)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_zc *zc = sdp_tx_zc(sk, conn);
+	size_t got;
+
+	if (!zc)
+		return 0;
+	got = sdp_splice_fill(conn, zc, &msg->msg_iter, max - ssk->tx_held);
+	if (!got)
+		return 0;
+	if (!ssk->tx_held)
+		ssk->tx_held_stamp = jiffies;
+	ssk->tx_held += got;
+	sk_wmem_queued_add(sk, got);
+	sdp_stat_add(sock_net(sk), SDP_MIB_TX_ZCOPY_BYTES, got);
+	if ((ssk->tx_held >= max || zc->n >= conn->zc_frags) &&
+	    sdp_tx_post_held(sk, conn, msg_data_left(msg) >= max)) {
+		sdp_tx_drop_held(sk);
+		sdp_zcopy_release(conn, zc);
+		return -ECONNRESET;
+	}
+	return got;
+}
+
 /*
  * Posts a Data message of up to @max bytes of @msg from the caller's
  * pages (sdp_zcopy.c), and moves sdp_sock.tx_zc_end past it.  Returns
@@ -548,16 +607,11 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
 			    struct msghdr *msg, u32 max)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_zc *zc;
+	struct sdp_zc *zc = sdp_tx_zc(sk, conn);
 	ssize_t got;
 
-	if (!conn->tx_zc) {
-		conn->tx_zc = kvcalloc(sdp_tx_ring_size, sizeof(*conn->tx_zc),
-				       sk->sk_allocation);
-		if (!conn->tx_zc)
-			return -ENOMEM;
-	}
-	zc = &conn->tx_zc[ssk->tx_head % sdp_tx_ring_size];
+	if (!zc)
+		return -ENOMEM;
 	got = sdp_zcopy_fill(conn, zc, &msg->msg_iter, max);
 	if (got <= 0)
 		return got;
@@ -577,9 +631,11 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
  * Follows tcp_sendmsg_locked(): copies into the send slot, posts each
  * buffer that fills, and leaves the last one to sdp_tx_control(), which
  * holds it back or posts it.  A large blocking send posts its whole
- * messages from the caller's pages instead, and waits for them.
+ * messages from the caller's pages instead, and waits for them; pages an
+ * in-kernel sender hands over (@splice) go the same way, without a wait.
  */
-int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
+static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
+			  bool splice)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *sk = sock->sk;
@@ -668,6 +724,26 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			continue;
 		}
 		max = sdp_tx_payload_max(ssk);
+		if (splice && conn->zc_frags >= 2 &&
+		    (!ssk->tx_held || sdp_tx_held_spliced(ssk, conn))) {
+			ssize_t sent = sdp_tx_splice(sk, conn, msg, max);
+
+			if (sent < 0) {
+				err = sent;
+				break;
+			}
+			copied += sent;
+			if (!sent)
+				splice = false;	/* the rest is copied */
+			continue;
+		}
+		/* Spliced pages and copied bytes do not share a message. */
+		if (sdp_tx_held_spliced(ssk, conn)) {
+			err = -ECONNRESET;
+			if (sdp_tx_post_held(sk, conn, true))
+				break;
+			continue;
+		}
 		if (zc && conn->zc_frags >= 2 && !ssk->tx_held &&
 		    msg_data_left(msg) >= max) {
 			ssize_t sent = sdp_tx_zcopy(sk, conn, msg, max);
@@ -739,3 +815,33 @@ error:
 	release_sock(sk);
 	return err;
 }
+
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
+{
+	return sdp_do_sendmsg(sock, msg,
+			      sdp_msg_splice(msg) &&
+			      iov_iter_is_bvec(&msg->msg_iter));
+}
+
+#ifdef SDP_HAVE_SENDPAGE
+/*
+ * The kernels before MSG_SPLICE_PAGES hand pages over a page at a time,
+ * with MSG_SENDPAGE_NOTLAST between the pages of one send, which TCP
+ * takes as MSG_MORE.
+ */
+ssize_t sdp_sendpage(struct socket *sock, struct page *page, int offset,
+		     size_t size, int flags)
+{
+	struct bio_vec bvec;
+	struct msghdr msg = {
+		.msg_flags = flags & MSG_SENDPAGE_NOTLAST ?
+			     (flags & ~MSG_SENDPAGE_NOTLAST) | MSG_MORE : flags,
+	};
+
+	if (!sendpage_ok(page))
+		return sock_no_sendpage(sock, page, offset, size, flags);
+	bvec_set_page(&bvec, page, size, offset);
+	iov_iter_bvec(&msg.msg_iter, WRITE, &bvec, 1, size);
+	return sdp_do_sendmsg(sock, &msg, true);
+}
+#endif

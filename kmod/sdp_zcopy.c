@@ -11,6 +11,11 @@
  * its buffer again.  It pays where the copy costs the sender more than
  * the wait: Soft-RoCE, for one, completes a send in the sender's own
  * softirq, on the CPU that would have copied.
+ *
+ * In-kernel senders that hand their pages over (SunRPC's server, which
+ * sends a reply from the pages it read a file into; splice() and
+ * sendfile()) have them referenced the same way at any size, and do not
+ * wait: they will not change them.
  */
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
@@ -76,6 +81,45 @@ ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
 		}
 	}
 	return done ? done : (ret ? ret : -EFAULT);
+}
+
+/*
+ * Adds up to @max bytes of @from, an in-kernel sender's pages handed
+ * over for splicing (sdp_msg_splice(), or sendpage()), to @zc: each page
+ * referenced and mapped, until @zc holds conn->zc_frags.  Unlike a user's
+ * pages, they are the device's without a wait: their owner may not change
+ * them, and they go when the message's completion lets go of them, as
+ * TCP's skbs let go of spliced pages.  Returns the bytes taken; 0 when
+ * the first page must be copied instead (sdp_iter_get_page()).
+ */
+size_t sdp_splice_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
+		       struct iov_iter *from, size_t max)
+{
+	struct ib_device *dev = conn->id->device;
+	size_t done = 0;
+
+	while (done < max && zc->n < conn->zc_frags) {
+		struct page *page;
+		size_t off;
+		ssize_t got;
+		u64 dma;
+
+		got = sdp_iter_get_page(from, max - done, &page, &off);
+		if (got <= 0)
+			break;
+		dma = ib_dma_map_page(dev, page, off, got, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(dev, dma)) {
+			iov_iter_revert(from, got);
+			put_page(page);
+			break;
+		}
+		zc->page[zc->n] = page;
+		zc->dma[zc->n] = dma;
+		zc->len[zc->n] = got;
+		zc->n++;
+		done += got;
+	}
+	return done;
 }
 
 /* Appends the SGEs of @zc's pages to @sge; returns how many. */

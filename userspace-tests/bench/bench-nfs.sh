@@ -1,9 +1,10 @@
 #!/bin/bash
 # bench-nfs.sh: NFS sequential bandwidth for `make bench`, run in the same
-# guest after bench-guest.sh (KTAP: one case per transport).  nfsd on host
+# guest after bench-guest.sh (KTAP: one case per run).  nfsd on host
 # B serves a tmpfs over TCP and SDP on 2049 and RPC-over-RDMA on 20049
 # (the kernel's own xprtrdma, on the same rxe link); host A mounts it with
-# vers=4.2 and proto=tcp, proto=sdp and proto=rdma in turn, writes a file
+# vers=4.2, one connection (nconnect=1), 1 MiB rsize and wsize, and
+# proto=tcp, proto=sdp and proto=rdma in turn, writes a file
 # of NFS_MIB MiB (dd, bs=1M, fsync), remounts so nothing is cached, and
 # reads it back.  The file read has the checksum of the file written; the
 # traffic took the path it should (SDP's byte counters for sdp, the rxe
@@ -30,11 +31,12 @@ LOG=$OUT/bench.log
 WORK=/run/sdp-bench-nfs         # the guest's own tmpfs
 MNT=$WORK/mnt SRC=$WORK/src.bin
 RDMA_PORT=20049
+BLOCK=1048576                   # rsize and wsize: one RPC moves 1 MiB
 
 log() { printf '%s\n' "$*" >>"$LOG"; }
 
 opts_for() {
-    local o="vers=4.2,addr=$SDP_B4,clientaddr=$SDP_A4,soft,timeo=600,retrans=2"
+    local o="vers=4.2,addr=$SDP_B4,clientaddr=$SDP_A4,soft,timeo=600,retrans=2,nconnect=1,rsize=$BLOCK,wsize=$BLOCK"
     case $1 in
     rdma) echo "$o,proto=rdma,port=$RDMA_PORT" ;;
     *) echo "$o,proto=$1" ;;
@@ -47,16 +49,18 @@ nfs_umount() { timeout -k 5 120 umount "$MNT" || umount -f -l "$MNT"; }
 # mbps BYTES NS
 mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.6g\n", b / (t / 1e9) / 1e6 }'; }
 
-# nfs_case PROTO: RUNS write-then-read runs of the file over PROTO
+# nfs_case RUN: a write-then-read run of the file over each transport in
+# turn (the transports take turns, run after run, as qperf's tests do)
 nfs_case() {
-    local proto=$1 run t0 t1 want got sdp0 rxe0 w r ws=() rs=()
+    local run=$1 proto t0 t1 want got sdp0 rxe0 w r line=()
     local bytes=$((NFS_MIB * 1048576))
     want=$(sha256sum <"$SRC" | cut -d' ' -f1)
-    sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_counter "$SDP_B_RDMA" rcvd_pkts)
-    for ((run = 1; run <= RUNS; run++)); do
+    for proto in "${PROTOS[@]}"; do
         log "== nfs $proto run $run"
+        sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_counter "$SDP_B_RDMA" rcvd_pkts)
         nfs_mount "$proto" || { echo "mount proto=$proto failed"; return 1; }
-        grep -q " $MNT .*proto=$proto," /proc/mounts || { grep " $MNT " /proc/mounts; echo "not proto=$proto"; nfs_umount; return 1; }
+        grep -q " $MNT .*rsize=$BLOCK,wsize=$BLOCK,.*proto=$proto," /proc/mounts ||
+            { grep " $MNT " /proc/mounts; echo "not proto=$proto with 1 MiB rsize and wsize"; nfs_umount; return 1; }
         t0=$(date +%s%N)
         timeout -k 5 600 dd if="$SRC" of="$MNT/file.bin" bs=1M conv=fsync status=none ||
             { echo "write over $proto failed"; nfs_umount; return 1; }
@@ -72,16 +76,17 @@ nfs_case() {
         rm -f "$MNT/file.bin"
         nfs_umount
         [[ $got == "$want" ]] || { echo "the file read over $proto differs from the one written"; return 1; }
+        case $proto in
+        sdp) (($(sdp_stat TxBytes) - sdp0 >= 2 * bytes)) || { echo "the file did not cross SDP"; return 1; } ;;
+        rdma) (($(rxe_counter "$SDP_B_RDMA" rcvd_pkts) - rxe0 > bytes / 4096)) ||
+                  { echo "the file did not cross $SDP_B_RDMA"; return 1; } ;;
+        esac
         echo "nfs_write_$proto,$bytes,$run,$w,MB/s" >>"$CSV"
         echo "nfs_read_$proto,$bytes,$run,$r,MB/s" >>"$CSV"
         log "write $w MB/s, read $r MB/s"
-        ws+=("$w") rs+=("$r")
+        line+=("$proto write $w read $r")
     done
-    echo "nfs $proto, $NFS_MIB MiB: write ${ws[*]} MB/s, read ${rs[*]} MB/s"
-    case $proto in
-    sdp) (($(sdp_stat TxBytes) - sdp0 >= 2 * RUNS * bytes)) || { echo "the file did not cross SDP"; return 1; } ;;
-    rdma) (($(rxe_counter "$SDP_B_RDMA" rcvd_pkts) - rxe0 > RUNS * bytes / 4096)) || { echo "the file did not cross $SDP_B_RDMA"; return 1; } ;;
-    esac
+    echo "nfs run $run, $NFS_MIB MiB, MB/s: ${line[*]}"
 }
 
 setup() {
@@ -113,7 +118,7 @@ if ((NFS_MIB == 0)); then
     ktap_finish
 fi
 trap cleanup EXIT
-ktap_plan $((${#PROTOS[@]} + 1))
+ktap_plan $((RUNS + 1))
 ktap_run nfs_setup setup
-for p in "${PROTOS[@]}"; do ktap_run "nfs_$p" nfs_case "$p"; done
+for ((run = 1; run <= RUNS; run++)); do ktap_run "nfs_run_$run" nfs_case "$run"; done
 ktap_finish

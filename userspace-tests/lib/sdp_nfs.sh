@@ -80,6 +80,9 @@ nfs_end_grace() {
 nfsd_up() {
     local dir=$1 l tcp='' rest=()
     shift
+    # The largest rsize and wsize nfsd offers: 1 MiB, as on a server (it
+    # scales with memory otherwise: 512 KiB in the bed's guest).
+    echo 1048576 >"$NFSD_FS/max_block_size"
     for l in "$@"; do
         if [[ $l == "tcp "* && -z $tcp ]]; then tcp=${l#tcp }; else rest+=("$l"); fi
     done

@@ -3,7 +3,8 @@
  * stream_misc: stream sockets with the rest of the system, over real TCP
  * (the reference) and over SDP on IPv4, IPv6 and v4-mapped IPv6:
  * sendfile() from a file (whole, and a range by offset), splice() socket
- * to pipe to file and file to pipe to socket, sockets inherited across
+ * to pipe to file and file to pipe to socket (SDP sends the file's pages
+ * without copying them: TxZcopyBytes), sockets inherited across
  * fork() and exec(), dup(), and non-blocking mode through fcntl() and
  * FIONBIO.
  */
@@ -63,6 +64,24 @@ static void *receive(void *arg)
 	return NULL;
 }
 
+/* Bytes SDP sent from pages it did not copy (/proc/net/sdpstats). */
+static long long zcopy_bytes(void)
+{
+	long long v = sdp_stat("TxZcopyBytes");
+
+	return v < 0 ? 0 : v;
+}
+
+/*
+ * Over SDP, the file's pages that sendfile() and splice() hand over went
+ * without a copy: all of them but what joined bytes copied before.
+ */
+#define EXPECT_SPLICED(zc0, len)					\
+	do {								\
+		if (variant->sdp)					\
+			EXPECT_LE((long long)(len) / 2, zcopy_bytes() - (zc0)); \
+	} while (0)
+
 /* A thread that sends @len bytes of stream @seed, then shuts down. */
 struct sender {
 	int fd;
@@ -103,6 +122,7 @@ FIXTURE_TEARDOWN(misc)
 TEST_F_TIMEOUT(misc, sendfile_whole_file, 120)
 {
 	struct receiver r = { .fd = self->afd, .seed = 1, .len = FILE_SIZE };
+	long long zc0 = zcopy_bytes();
 	size_t left = FILE_SIZE;
 	pthread_t t;
 	ssize_t n;
@@ -126,6 +146,7 @@ TEST_F_TIMEOUT(misc, sendfile_whole_file, 120)
 	EXPECT_EQ(0, r.err);
 	EXPECT_EQ(FILE_SIZE, r.off);
 	EXPECT_EQ(1, r.eof);
+	EXPECT_SPLICED(zc0, FILE_SIZE);
 	close(fd);
 }
 
@@ -204,6 +225,7 @@ TEST_F_TIMEOUT(misc, splice_socket_to_file, 60)
 TEST_F_TIMEOUT(misc, splice_file_to_socket, 60)
 {
 	struct receiver r = { .fd = self->afd, .seed = 4, .len = 512 * 1024 };
+	long long zc0 = zcopy_bytes();
 	loff_t off = 0;
 	size_t inpipe;
 	int p[2], fd;
@@ -229,6 +251,7 @@ TEST_F_TIMEOUT(misc, splice_file_to_socket, 60)
 	EXPECT_EQ(0, r.err);
 	EXPECT_EQ(r.len, r.off);
 	EXPECT_EQ(1, r.eof);
+	EXPECT_SPLICED(zc0, r.len);
 	close(p[0]);
 	close(p[1]);
 	close(fd);
