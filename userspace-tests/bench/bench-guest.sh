@@ -138,11 +138,13 @@ to_unit() {
 }
 
 # variant_param TEST: the sdp.ko parameter and value a test variant runs
-# with: TEST_bcopy read zero-copy off, TEST_poll a reader that spins
-# RECV_POLL_US for data before it sleeps; nothing for the others
+# with: TEST_bcopy read zero-copy off, TEST_copy every send copied
+# (zcopy_thresh 0), TEST_poll a reader that spins RECV_POLL_US for data
+# before it sleeps; nothing for the others
 variant_param() {
     case $1 in
     *_bcopy) echo "read_zcopy 0" ;;
+    *_copy) echo "zcopy_thresh 0" ;;
     *_poll) echo "recv_poll_us $RECV_POLL_US" ;;
     esac
 }
@@ -154,6 +156,7 @@ qperf_run() {
     local test=$1 size=$2 out value unit param pval saved= rc qtest
     local -a opts=()
     qtest=${test%_bcopy}
+    qtest=${qtest%_copy}
     qtest=${qtest%_poll}
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
