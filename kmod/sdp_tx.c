@@ -560,6 +560,20 @@ static bool sdp_tx_held_spliced(const struct sdp_sock *ssk,
 }
 
 /*
+ * Posts the held message, whose payload is @zc's pages; one that cannot be
+ * posted lets go of them (the connection is aborted).  Socket lock held.
+ */
+static int sdp_tx_post_pages(struct sock *sk, struct sdp_conn *conn,
+			     struct sdp_zc *zc, bool more)
+{
+	if (!sdp_tx_post_held(sk, conn, more))
+		return 0;
+	sdp_tx_drop_held(sk);
+	sdp_zcopy_release(conn, zc);
+	return -ECONNRESET;
+}
+
+/*
  * Adds pages of @msg that its sender hands over (sdp_msg_splice(), or
  * sendpage()) to the message held in the next send slot, referenced
  * instead of copied (sdp_splice_fill()); the message goes once it holds
@@ -587,11 +601,8 @@ static ssize_t sdp_tx_splice(struct sock *sk, struct sdp_conn *conn,
 	sk_wmem_queued_add(sk, got);
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_ZCOPY_BYTES, got);
 	if ((ssk->tx_held >= max || zc->n >= conn->zc_frags) &&
-	    sdp_tx_post_held(sk, conn, msg_data_left(msg) >= max)) {
-		sdp_tx_drop_held(sk);
-		sdp_zcopy_release(conn, zc);
+	    sdp_tx_post_pages(sk, conn, zc, msg_data_left(msg) >= max))
 		return -ECONNRESET;
-	}
 	return got;
 }
 
@@ -617,11 +628,8 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
 		return got;
 	ssk->tx_held = got;
 	sk_wmem_queued_add(sk, got);
-	if (sdp_tx_post_held(sk, conn, msg_data_left(msg) >= max)) {
-		sdp_tx_drop_held(sk);
-		sdp_zcopy_release(conn, zc);
+	if (sdp_tx_post_pages(sk, conn, zc, msg_data_left(msg) >= max))
 		return -ECONNRESET;
-	}
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_ZCOPY_BYTES, got);
 	ssk->tx_zc_end = ssk->tx_head;
 	return got;
