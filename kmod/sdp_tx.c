@@ -747,8 +747,9 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 		}
 		/* Spliced pages and copied bytes do not share a message. */
 		if (sdp_tx_held_spliced(ssk, conn)) {
-			err = -ECONNRESET;
-			if (sdp_tx_post_held(sk, conn, true))
+			err = sdp_tx_post_pages(sk, conn, sdp_tx_zc(sk, conn),
+						true);
+			if (err)
 				break;
 			continue;
 		}
