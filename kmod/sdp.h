@@ -7,6 +7,7 @@
 #define _SDP_H
 
 #include <linux/completion.h>
+#include <linux/irq_poll.h>
 #include <linux/list.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
@@ -274,7 +275,8 @@ struct sdp_dev {
  * @id: the RDMA CM id; owns the QP
  * @dev: the device's shared objects, which the QP uses; NULL until the
  *	QP is made, and again once the verbs objects are freed
- * @cq: one completion queue for sends and receives, polled in softirq
+ * @cq: one completion queue for sends and receives (sdp_cq.c)
+ * @iop: polls @cq in softirq, as its completion event asks
  * @rx_withheld: credits not given to the peer, for want of receive space:
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
@@ -320,6 +322,8 @@ struct sdp_dev {
  * @backlog_stalled: the first of them needs memory that atomic context
  *	could not get: @backlog_work processes them
  * @backlog_work: processes the backlog in process context
+ * @rcu: the connection is freed after a grace period, for a waiter that
+ *	took over its completion event (sdp_cq_take_event())
  *
  * Whoever takes the pointer out of sdp_sock.conn under the socket lock
  * owns the connection and frees it.  The completion handlers have the
@@ -333,6 +337,7 @@ struct sdp_conn {
 	struct rdma_cm_id	*id;
 	struct sdp_dev		*dev;
 	struct ib_cq		*cq;
+	struct irq_poll		iop;
 	u32			rx_withheld;
 	struct sdp_tx_slot	*tx_ring;
 	struct sdp_msg_hdr	*tx_hdr;
@@ -362,6 +367,7 @@ struct sdp_conn {
 	struct list_head	backlog;
 	bool			backlog_stalled;
 	struct work_struct	backlog_work;
+	struct rcu_head		rcu;
 };
 
 /* The callbacks of a TCP socket that also wake the SDP socket carrying it. */
@@ -474,6 +480,11 @@ struct sdp_fallback {
  * @tx_stamp: when sending last made progress (TCP_USER_TIMEOUT)
  * @probes: keepalive probes sent since the peer was last heard from
  * @probe_stamp: when the last probe went out
+ * @cq_waiters: tasks of the socket's calls that sleep in
+ *	sdp_wait_woken(), and so can poll the completion queue themselves
+ * @cq_event: a completion event that the device raised in process
+ *	context, handed to those waiters: the connection whose queue is to
+ *	be polled, or NULL (sdp_cq.c)
  * @nodelay, @cork, @user_mss, @keepidle, @keepintvl, @keepcnt,
  * @user_timeout: the TCP-level options, as set
  *
@@ -558,6 +569,8 @@ struct sdp_sock {
 	unsigned long		tx_stamp;
 	int			probes;
 	unsigned long		probe_stamp;
+	atomic_t		cq_waiters;
+	struct sdp_conn		*cq_event;
 
 	bool			nodelay;
 	bool			cork;
@@ -705,6 +718,16 @@ int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr);
 void sdp_connect_failed(struct sock *sk, int err);
 
 /* sdp_cq.c */
+int sdp_cq_create(struct sdp_conn *conn, int nr_cqe);
+void sdp_cq_destroy(struct sdp_conn *conn);
+long sdp_wait_woken(struct sock *sk, struct wait_queue_entry *wait,
+		    unsigned int state, long timeout);
+void sdp_cq_wait_begin(struct sdp_sock *ssk);
+void sdp_cq_wait_end(struct sdp_sock *ssk);
+void sdp_cq_take_event(struct sdp_sock *ssk);
+void sdp_sk_wait(struct sock *sk, long *timeo, struct wait_queue_entry *wait,
+		 bool (*ready)(const struct sock *sk, const void *arg),
+		 const void *arg);
 void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc);
 void sdp_backlog_init(struct sdp_conn *conn);
 void sdp_release_cb(struct sock *sk);

@@ -172,14 +172,9 @@ int sdp_conn_create_qp(struct sdp_conn *conn, bool child)
 	attr.srq = dev->srq;
 
 	/* Room for every send, and a receive for every credit. */
-	conn->cq = ib_alloc_cq_any(id->device, conn,
-				   attr.cap.max_send_wr + sdp_rx_ring_size,
-				   IB_POLL_SOFTIRQ);
-	if (IS_ERR(conn->cq)) {
-		ret = PTR_ERR(conn->cq);
-		conn->cq = NULL;
+	ret = sdp_cq_create(conn, attr.cap.max_send_wr + sdp_rx_ring_size);
+	if (ret)
 		return ret;
-	}
 
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
@@ -328,10 +323,8 @@ static void sdp_conn_free_verbs(struct sdp_conn *conn)
 		sdp_rd_free(conn);
 		sdp_conn_free_tx(conn);
 	}
-	if (conn->cq) {
-		ib_free_cq(conn->cq);
-		conn->cq = NULL;
-	}
+	if (conn->cq)
+		sdp_cq_destroy(conn);
 	if (conn->dev) {
 		sdp_dev_put(conn->dev);
 		conn->dev = NULL;
@@ -355,7 +348,7 @@ static void __sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 	if (destroy_id)
 		rdma_destroy_id(conn->id);
 	WARN_ON_ONCE(delayed_work_pending(&conn->teardown));
-	kfree(conn);
+	kfree_rcu(conn, rcu);
 	sock_put(sk);
 }
 

@@ -452,7 +452,7 @@ int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
 	while (READ_ONCE(ssk->rx_rd_busy)) {
 		release_sock(sk);
 		if (READ_ONCE(ssk->rx_rd_busy))
-			wait_woken(&wait, TASK_IDLE, SDP_RD_RECHECK);
+			sdp_wait_woken(sk, &wait, TASK_IDLE, SDP_RD_RECHECK);
 		lock_sock(sk);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);

@@ -540,6 +540,7 @@ static struct sk_buff *sdp_rx_find(struct sock *sk, u32 skip, u32 *offset)
  */
 static bool sdp_rx_busy_poll(struct sock *sk, long timeo)
 {
+	struct sdp_sock *ssk = sdp_sk(sk);
 	u32 usecs = READ_ONCE(sdp_recv_poll_us);
 	u64 end;
 
@@ -547,14 +548,39 @@ static bool sdp_rx_busy_poll(struct sock *sk, long timeo)
 		return false;
 	end = local_clock() + usecs * NSEC_PER_USEC;
 	release_sock(sk);
+	sdp_cq_wait_begin(ssk);
 	while (skb_queue_empty_lockless(&sk->sk_receive_queue) &&
 	       !READ_ONCE(sk->sk_err) &&
 	       !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
 	       !need_resched() && !signal_pending(current) &&
-	       local_clock() < end)
+	       local_clock() < end) {
+		sdp_cq_take_event(ssk);
 		cpu_relax();
+	}
+	sdp_cq_wait_end(ssk);
 	lock_sock(sk);
 	return !skb_queue_empty(&sk->sk_receive_queue);
+}
+
+static bool sdp_rx_arrived(const struct sock *sk, const void *last)
+{
+	return skb_peek_tail(&sk->sk_receive_queue) != last;
+}
+
+/*
+ * sk_wait_data(), whose sleep may poll the completion queue
+ * (sdp_wait_woken()).  Socket lock held; dropped while waiting.
+ */
+static void sdp_wait_data(struct sock *sk, long *timeo,
+			  const struct sk_buff *last)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	sdp_sk_wait(sk, timeo, &wait, sdp_rx_arrived, last);
+	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	remove_wait_queue(sk_sleep(sk), &wait);
 }
 
 /* Follows tcp_recvmsg_locked(), without urgent data. */
@@ -655,7 +681,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		/* A SrcAvail that comes meanwhile waits for us (sdp_rd_kick()). */
 		direct = sdp_rd_direct_wanted(sk, msg, flags, false);
 		sdp_sk(sk)->rx_rd_waiters += direct;
-		sk_wait_data(sk, &timeo, last);
+		sdp_wait_data(sk, &timeo, last);
 		sdp_sk(sk)->rx_rd_waiters -= direct;
 	} while (copied < len);
 	sdp_rx_consumed(sk);

@@ -268,7 +268,7 @@ static int sdp_src_wait_idle(struct sock *sk, struct sdp_conn *conn)
 			sdp_tx_control(sk);
 		ssk->tx_zc_end = ssk->tx_head;
 		release_sock(sk);
-		wait_woken(&wait, TASK_INTERRUPTIBLE, SDP_SRC_RECHECK);
+		sdp_wait_woken(sk, &wait, TASK_INTERRUPTIBLE, SDP_SRC_RECHECK);
 		lock_sock(sk);
 		if (sk->sk_err || ssk->conn != conn || conn->dying) {
 			err = -EPIPE;
@@ -363,9 +363,10 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 			t = min(*timeo, t);
 		release_sock(sk);
 		if (sdp_src_busy(sk, conn, false)) {
-			long left = wait_woken(&wait, signal_pending(current) ?
-					       TASK_KILLABLE : TASK_INTERRUPTIBLE,
-					       t);
+			long left = sdp_wait_woken(sk, &wait,
+						   signal_pending(current) ?
+						   TASK_KILLABLE :
+						   TASK_INTERRUPTIBLE, t);
 
 			if (!src->cancelled && *timeo != MAX_SCHEDULE_TIMEOUT)
 				*timeo -= min(*timeo, t - left);

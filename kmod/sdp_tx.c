@@ -642,6 +642,19 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
  * messages from the caller's pages instead, and waits for them; pages an
  * in-kernel sender hands over (@splice) go the same way, without a wait.
  */
+/* What a sender waits for, once its connection is going. */
+static bool sdp_tx_conn_gone(const struct sock *sk, const void *unused)
+{
+	return READ_ONCE(sk->sk_err) || !READ_ONCE(sdp_sk(sk)->conn);
+}
+
+/* What a sender waits for, for send space or a credit. */
+static bool sdp_tx_may_go(const struct sock *sk, const void *unused)
+{
+	return sdp_writable(sk) || sdp_tx_conn_gone(sk, NULL) ||
+	       (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
+}
+
 static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			  bool splice)
 {
@@ -685,8 +698,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			err = sock_intr_errno(timeo);
 			if (signal_pending(current))
 				break;
-			sk_wait_event(sk, &timeo, sk->sk_err || !ssk->conn,
-				      &wait);
+			sdp_sk_wait(sk, &timeo, &wait, sdp_tx_conn_gone, NULL);
 			continue;
 		}
 
@@ -706,9 +718,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			err = sock_intr_errno(timeo);
 			if (signal_pending(current))
 				break;
-			sk_wait_event(sk, &timeo, sdp_writable(sk) ||
-				      sk->sk_err || !ssk->conn ||
-				      (sk->sk_shutdown & SEND_SHUTDOWN), &wait);
+			sdp_sk_wait(sk, &timeo, &wait, sdp_tx_may_go, NULL);
 			continue;
 		}
 
@@ -720,10 +730,10 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			if (sent > 0)
 				copied += sent;
 			if (stop || sent == -ECANCELED) {
+				/* A failed connection: the loop's top tells how. */
 				if (sk->sk_err || ssk->conn != conn || conn->dying)
-					err = -EPIPE;
-				else
-					err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
+					continue;
+				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
 				break;
 			}
 			/* Refused, or no registration: copy instead. */

@@ -193,9 +193,9 @@ void sdp_zcopy_wait(struct sock *sk)
 	while (sdp_zcopy_busy(sk, true) && !fatal_signal_pending(current)) {
 		release_sock(sk);
 		if (sdp_zcopy_busy(sk, false))
-			wait_woken(&wait, signal_pending(current) ?
-				   TASK_KILLABLE : TASK_INTERRUPTIBLE,
-				   SDP_ZC_RECHECK);
+			sdp_wait_woken(sk, &wait, signal_pending(current) ?
+				       TASK_KILLABLE : TASK_INTERRUPTIBLE,
+				       SDP_ZC_RECHECK);
 		lock_sock(sk);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
