@@ -635,13 +635,6 @@ static ssize_t sdp_tx_zcopy(struct sock *sk, struct sdp_conn *conn,
 	return got;
 }
 
-/*
- * Follows tcp_sendmsg_locked(): copies into the send slot, posts each
- * buffer that fills, and leaves the last one to sdp_tx_control(), which
- * holds it back or posts it.  A large blocking send posts its whole
- * messages from the caller's pages instead, and waits for them; pages an
- * in-kernel sender hands over (@splice) go the same way, without a wait.
- */
 /* What a sender waits for, once its connection is going. */
 static bool sdp_tx_conn_gone(const struct sock *sk, const void *unused)
 {
@@ -655,6 +648,13 @@ static bool sdp_tx_may_go(const struct sock *sk, const void *unused)
 	       (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
 }
 
+/*
+ * Follows tcp_sendmsg_locked(): copies into the send slot, posts each
+ * buffer that fills, and leaves the last one to sdp_tx_control(), which
+ * holds it back or posts it.  A large blocking send posts its whole
+ * messages from the caller's pages instead, and waits for them; pages an
+ * in-kernel sender hands over (@splice) go the same way, without a wait.
+ */
 static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			  bool splice)
 {
