@@ -277,6 +277,7 @@ struct sdp_dev {
  *	QP is made, and again once the verbs objects are freed
  * @cq: one completion queue for sends and receives (sdp_cq.c)
  * @iop: polls @cq in softirq, as its completion event asks
+ * @cq_kicked: an event came since the poll began (sdp_cq_poll())
  * @rx_withheld: credits not given to the peer, for want of receive space:
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
@@ -338,6 +339,7 @@ struct sdp_conn {
 	struct sdp_dev		*dev;
 	struct ib_cq		*cq;
 	struct irq_poll		iop;
+	bool			cq_kicked;
 	u32			rx_withheld;
 	struct sdp_tx_slot	*tx_ring;
 	struct sdp_msg_hdr	*tx_hdr;

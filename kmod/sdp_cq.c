@@ -41,12 +41,20 @@
 #define SDP_CQ_BATCH	8
 #define SDP_CQ_BUDGET	256
 
+/*
+ * The poll arms the queue's event before it lets go of irq_poll's
+ * scheduled bit, so that once irq_poll_disable() has the bit, no poll
+ * touches the queue any more (sdp_cq_destroy()).  An event that comes in
+ * between finds the bit still set and only leaves @cq_kicked, which the
+ * poll looks at once it let go.
+ */
 static int sdp_cq_poll(struct irq_poll *iop, int budget)
 {
 	struct sdp_conn *conn = container_of(iop, struct sdp_conn, iop);
 	struct ib_wc wcs[SDP_CQ_BATCH];
 	int done = 0, n, i;
 
+	WRITE_ONCE(conn->cq_kicked, false);
 	while (done < budget) {
 		n = ib_poll_cq(conn->cq, min(SDP_CQ_BATCH, budget - done), wcs);
 		if (n <= 0)
@@ -62,10 +70,13 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 			break;		/* empty */
 	}
 	if (done < budget) {
-		irq_poll_complete(iop);
 		/* What came after the last poll and before the arming. */
 		if (ib_req_notify_cq(conn->cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			return budget;	/* irq_poll keeps it scheduled */
+		irq_poll_complete(iop);
+		smp_mb__after_atomic();	/* pairs with sdp_cq_event() */
+		if (READ_ONCE(conn->cq_kicked))
 			irq_poll_sched(iop);
 	}
 	return done;
@@ -102,6 +113,8 @@ static void sdp_cq_event(struct ib_cq *cq, void *context)
 {
 	struct sdp_conn *conn = context;
 
+	WRITE_ONCE(conn->cq_kicked, true);
+	smp_mb();	/* before the scheduled bit is looked at */
 	if (in_task() && sdp_cq_hand_over(conn))
 		return;
 	irq_poll_sched(&conn->iop);
@@ -213,7 +226,9 @@ int sdp_cq_create(struct sdp_conn *conn, int nr_cqe)
  * Frees the completion queue of a connection whose QP is destroyed: no
  * event comes any more.  An event still handed to the socket's waiters
  * is taken back; a waiter that took it schedules a poll before
- * irq_poll_disable() or not at all, which waits for that poll.
+ * irq_poll_disable() or not at all.  irq_poll_disable() waits for a
+ * scheduled poll, and a poll that let go no longer touches the queue
+ * (sdp_cq_poll()).
  */
 void sdp_cq_destroy(struct sdp_conn *conn)
 {
