@@ -64,6 +64,14 @@ module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
 MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go from the caller's pages (0: never)");
 
 /*
+ * Whether they do so also where the device raises its completions in
+ * process context (sdp_zcopy_pays()); by default they are copied there.
+ */
+bool sdp_zcopy_task_cq;
+module_param_named(zcopy_task_cq, sdp_zcopy_task_cq, bool, 0644);
+MODULE_PARM_DESC(zcopy_task_cq, "Sends of zcopy_thresh bytes go from the caller's pages also on a device that raises completions in process context (default N: copied)");
+
+/*
  * Whether new sockets offer read zero-copy (SDP_READ_ZCOPY's default):
  * the peer RDMA-Reads such sends from the caller's pages, straight into
  * its reader's buffer when one waits (sdp_srcavail.c, sdp_rdma_read.c).

@@ -278,6 +278,8 @@ struct sdp_dev {
  * @cq: one completion queue for sends and receives (sdp_cq.c)
  * @iop: polls @cq in softirq, as its completion event asks
  * @cq_kicked: an event came since the poll began (sdp_cq_poll())
+ * @cq_in_task: the device raised an event of @cq in process context: its
+ *	completions come through a task switch (sdp_zcopy_pays())
  * @rx_withheld: credits not given to the peer, for want of receive space:
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
@@ -340,6 +342,7 @@ struct sdp_conn {
 	struct ib_cq		*cq;
 	struct irq_poll		iop;
 	bool			cq_kicked;
+	bool			cq_in_task;
 	u32			rx_withheld;
 	struct sdp_tx_slot	*tx_ring;
 	struct sdp_msg_hdr	*tx_hdr;
@@ -684,6 +687,7 @@ extern unsigned int sdp_retry_count;
 extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
+extern bool sdp_zcopy_task_cq;
 extern bool sdp_read_zcopy;
 extern unsigned int sdp_read_zcopy_thresh;
 extern unsigned int sdp_recv_poll_us;
@@ -777,6 +781,7 @@ long sdp_pools_made(void);
 
 /* sdp_zcopy.c */
 bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);
+bool sdp_zcopy_pays(const struct sdp_conn *conn);
 size_t sdp_splice_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
 		       struct iov_iter *from, size_t max);
 ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,

@@ -115,8 +115,12 @@ static void sdp_cq_event(struct ib_cq *cq, void *context)
 
 	WRITE_ONCE(conn->cq_kicked, true);
 	smp_mb();	/* before the scheduled bit is looked at */
-	if (in_task() && sdp_cq_hand_over(conn))
-		return;
+	if (in_task()) {
+		if (!READ_ONCE(conn->cq_in_task))
+			WRITE_ONCE(conn->cq_in_task, true);
+		if (sdp_cq_hand_over(conn))
+			return;
+	}
 	irq_poll_sched(&conn->iop);
 }
 

@@ -32,6 +32,7 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_RX_PAGE_REUSES]	= "RxPageReuses",
 	[SDP_MIB_TX_BYTES]		= "TxBytes",
 	[SDP_MIB_TX_ZCOPY_BYTES]	= "TxZcopyBytes",
+	[SDP_MIB_TX_ZCOPY_DECLINED]	= "TxZcopyDeclined",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
 	[SDP_MIB_TX_TRIMS]		= "TxBufferTrims",
 	[SDP_MIB_CQ_HANDOVERS]		= "CqEventHandovers",

@@ -765,8 +765,15 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 		}
 		if (zc && conn->zc_frags >= 2 && !ssk->tx_held &&
 		    msg_data_left(msg) >= max) {
-			ssize_t sent = sdp_tx_zcopy(sk, conn, msg, max);
+			ssize_t sent;
 
+			if (!sdp_zcopy_pays(conn)) {
+				sdp_stat_inc(sock_net(sk),
+					     SDP_MIB_TX_ZCOPY_DECLINED);
+				zc = false;
+				continue;
+			}
+			sent = sdp_tx_zcopy(sk, conn, msg, max);
 			if (sent == -ECONNRESET) {
 				err = sent;
 				break;

@@ -9,8 +9,12 @@
  * The send returns once the device is done with the pages: a send that
  * returned has taken its bytes, as TCP's has, and the program may write
  * its buffer again.  It pays where the copy costs the sender more than
- * the wait: Soft-RoCE, for one, completes a send in the sender's own
- * softirq, on the CPU that would have copied.
+ * the wait: Soft-RoCE of 6.1, for one, completes a send in the sender's
+ * own softirq, on the CPU that would have copied.  Where the device
+ * raises its completions in process context instead (Soft-RoCE of the
+ * newer kernels, from a kworker), each wait takes task switches at both
+ * ends, and a stream of copied sends, which waits for no completion,
+ * moves more: there the connection copies.
  *
  * In-kernel senders that hand their pages over (SunRPC's server, which
  * sends a reply from the pages it read a file into; splice() and
@@ -33,6 +37,16 @@ bool sdp_zcopy_wanted(struct msghdr *msg, long timeo)
 
 	return thresh && timeo && msg_data_left(msg) >= thresh &&
 	       user_backed_iter(&msg->msg_iter);
+}
+
+/*
+ * Whether @conn's sends go from the caller's pages, as sdp_zcopy_wanted()
+ * allows: not once its device raised a completion event in process
+ * context, unless zcopy_task_cq asks for them there too.
+ */
+bool sdp_zcopy_pays(const struct sdp_conn *conn)
+{
+	return !READ_ONCE(conn->cq_in_task) || READ_ONCE(sdp_zcopy_task_cq);
 }
 
 /*

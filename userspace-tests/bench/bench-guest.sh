@@ -39,7 +39,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_ktest.sh"
 . "$here/lib/sdp_qperf.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
-read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy}"
+read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
 RUNS=${SDP_BENCH_RUNS:-5}
 RECV_POLL_US=${SDP_BENCH_RECV_POLL_US:-50}  # the _poll variants' recv_poll_us
@@ -139,12 +139,14 @@ to_unit() {
 
 # variant_param TEST: the sdp.ko parameter and value a test variant runs
 # with: TEST_bcopy read zero-copy off, TEST_copy every send copied
-# (zcopy_thresh 0), TEST_poll a reader that spins RECV_POLL_US for data
+# (zcopy_thresh 0), TEST_zc large sends from the pages also where the
+# device completes in process context (zcopy_task_cq), TEST_poll a reader that spins RECV_POLL_US for data
 # before it sleeps; nothing for the others
 variant_param() {
     case $1 in
     *_bcopy) echo "read_zcopy 0" ;;
     *_copy) echo "zcopy_thresh 0" ;;
+    *_zc) echo "zcopy_task_cq 1" ;;
     *_poll) echo "recv_poll_us $RECV_POLL_US" ;;
     esac
 }
@@ -157,6 +159,7 @@ qperf_run() {
     local -a opts=()
     qtest=${test%_bcopy}
     qtest=${qtest%_copy}
+    qtest=${qtest%_zc}
     qtest=${qtest%_poll}
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")

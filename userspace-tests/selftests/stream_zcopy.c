@@ -5,7 +5,8 @@
  * them, over TCP (the reference) and SDP.  Every byte is checked at the
  * reader against a position-keyed pattern.  The cases: such a send goes
  * from the pages (TxZcopyBytes in /proc/net/sdpstats), a non-blocking one
- * or one below the threshold is copied; the buffer is the program's
+ * or one below the threshold is copied, and so is one whose device raises
+ * completions in process context (unless zcopy_task_cq); the buffer is the program's
  * again once send() returned (overwritten at once, the peer still gets
  * what was sent), also when the transport has to send it again; many odd
  * iovecs; a read-only mapping as the source; a bad address part way;
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -65,6 +67,7 @@ FIXTURE(zc)
 	STREAM_CONN_FIELDS;
 	long long thresh;	/* as found, to restore; -1 for TCP */
 	long long read_zcopy;	/* the same */
+	long long task_cq;	/* the same */
 };
 
 STREAM_VARIANTS(zc);
@@ -73,6 +76,7 @@ FIXTURE_SETUP(zc)
 {
 	self->thresh = -1;
 	self->read_zcopy = -1;
+	self->task_cq = -1;
 	/* Data messages from the pages: read zero-copy is stream_rzcopy's. */
 	if (variant->sdp && sdp_param("read_zcopy") >= 0) {
 		self->read_zcopy = sdp_param("read_zcopy");
@@ -83,6 +87,10 @@ FIXTURE_SETUP(zc)
 		self->thresh = sdp_param("zcopy_thresh");
 		ASSERT_LE(0, self->thresh);
 		ASSERT_EQ(0, sdp_set_param("zcopy_thresh", "65536"));
+		/* From the pages on every kernel's Soft-RoCE, but where told */
+		self->task_cq = sdp_param("zcopy_task_cq");
+		ASSERT_LE(0, self->task_cq);
+		ASSERT_EQ(0, sdp_set_param("zcopy_task_cq", "1"));
 	}
 }
 
@@ -96,6 +104,8 @@ FIXTURE_TEARDOWN(zc)
 	}
 	if (self->read_zcopy >= 0)
 		sdp_set_param("read_zcopy", self->read_zcopy ? "1" : "0");
+	if (self->task_cq >= 0)
+		sdp_set_param("zcopy_task_cq", self->task_cq ? "1" : "0");
 	STREAM_TEARDOWN(self);
 }
 
@@ -171,6 +181,53 @@ TEST_F_TIMEOUT(zc, other_sends_are_copied, 60)
 	n = send_checked(_metadata, self, buf, len, 0, 4);
 	EXPECT_EQ((ssize_t)len, n);
 	EXPECT_EQ(before, zcopy_bytes());
+	free(buf);
+}
+
+/* Whether the running kernel is @major.@minor or newer. */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * A connection whose device raised a completion event in process context
+ * copies such sends (TxZcopyDeclined counts them), unless zcopy_task_cq
+ * is set: the bed's Soft-RoCE raises them from a kworker on 6.12 and
+ * later, from a tasklet on 6.1.  The first send, which waits for credits,
+ * has the connection see an event.
+ */
+TEST_F_TIMEOUT(zc, task_completions_copied, 60)
+{
+	const size_t len = 1024 * KiB;
+	bool task_cq = kernel_at_least(6, 12);
+	char *buf = malloc(len);
+	long long zc0, declined0;
+
+	if (!variant->sdp)
+		SKIP(return, "zcopy_task_cq is SDP's");
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, sdp_set_param("zcopy_task_cq", "0"));
+	EXPECT_EQ((ssize_t)len, send_checked(_metadata, self, buf, len, 0, 20));
+	zc0 = zcopy_bytes();
+	declined0 = sdp_stat("TxZcopyDeclined");
+	ASSERT_LE(0, declined0);
+	EXPECT_EQ((ssize_t)len, send_checked(_metadata, self, buf, len, 0, 21));
+	TH_LOG("%s: %lld bytes from the pages, %lld sends declined",
+	       task_cq ? "completions in process context" : "in interrupt context",
+	       zcopy_bytes() - zc0, sdp_stat("TxZcopyDeclined") - declined0);
+	if (task_cq) {
+		EXPECT_EQ(zc0, zcopy_bytes());
+		EXPECT_EQ(declined0 + 1, sdp_stat("TxZcopyDeclined"));
+	} else {
+		EXPECT_LE(zc0 + (long long)(len - 64 * KiB), zcopy_bytes());
+		EXPECT_EQ(declined0, sdp_stat("TxZcopyDeclined"));
+	}
 	free(buf);
 }
 
