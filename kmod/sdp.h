@@ -279,7 +279,8 @@ struct sdp_dev {
  * @iop: polls @cq in softirq, as its completion event asks
  * @cq_kicked: an event came since the poll began (sdp_cq_poll())
  * @cq_in_task: the device raised an event of @cq in process context: its
- *	completions come through a task switch (sdp_zcopy_pays())
+ *	completions come through a task switch (sdp_zcopy_pays()); set
+ *	once by sdp_cq_event(), read without a lock
  * @rx_withheld: credits not given to the peer, for want of receive space:
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
