@@ -140,8 +140,9 @@ to_unit() {
 # variant_param TEST: the sdp.ko parameter and value a test variant runs
 # with: TEST_bcopy read zero-copy off, TEST_copy every send copied
 # (zcopy_thresh 0), TEST_zc large sends from the pages also where the
-# device completes in process context (zcopy_task_cq), TEST_poll a reader that spins RECV_POLL_US for data
-# before it sleeps; nothing for the others
+# device completes in process context (zcopy_task_cq), TEST_poll a
+# reader that spins RECV_POLL_US for data before it sleeps; nothing for
+# the others
 variant_param() {
     case $1 in
     *_bcopy) echo "read_zcopy 0" ;;
