@@ -7,10 +7,10 @@
  * from the pages (TxZcopyBytes in /proc/net/sdpstats), a non-blocking one
  * or one below the threshold is copied, and so is one whose device raises
  * completions in process context (unless zcopy_task_cq); the buffer is
- * the program's again once send() returned (overwritten at once, the peer still gets
- * what was sent), also when the transport has to send it again; many odd
- * iovecs; a read-only mapping as the source; a bad address part way;
- * signals while a send waits.
+ * the program's again once send() returned (overwritten at once, the
+ * peer still gets what was sent), also when the transport has to send it
+ * again; many odd iovecs; a read-only mapping as the source; a bad
+ * address part way; signals while a send waits.
  */
 #include <errno.h>
 #include <pthread.h>
