@@ -18,7 +18,15 @@
 #define CREATE_TRACE_POINTS
 #include "sdp_trace.h"
 
-unsigned int sdp_rx_ring_size = 16;
+/*
+ * Credits per connection: a promise bounded by the socket's receive space,
+ * not buffers set aside (sdp_dev.c).  A credit comes back only once the
+ * peer's message was taken off the device and a credit update crossed the
+ * link, so the credits must cover that round trip at the link's rate, as
+ * TCP's window does: 64, as the historical SDP's ring.  With 16, a stream
+ * of copied 64 KiB sends stalled on credits 350-650 times a second.
+ */
+unsigned int sdp_rx_ring_size = 64;
 module_param_named(rx_ring_size, sdp_rx_ring_size, uint, 0444);
 MODULE_PARM_DESC(rx_ring_size, "Credits per connection: receive buffers its peer may fill at once (3-4096)");
 

@@ -199,8 +199,8 @@ static bool kernel_at_least(int major, int minor)
  * A connection whose device raised a completion event in process context
  * copies such sends (TxZcopyDeclined counts them), unless zcopy_task_cq
  * is set: the bed's Soft-RoCE raises them from a kworker on 6.12 and
- * later, from a tasklet on 6.1.  The first send, which waits for credits,
- * has the connection see an event.
+ * later, from a tasklet on 6.1.  The first send, more than the send ring
+ * holds, waits for completions: the connection sees an event.
  */
 TEST_F_TIMEOUT(zc, task_completions_copied, 60)
 {
