@@ -681,6 +681,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			} else {
 				sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
 				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+				/* Completions that make room raise events. */
+				sdp_cq_sends_wanted_sk(sk);
 				/* Space may have come since: look again. */
 				smp_mb__after_atomic();
 				if (sdp_writable(sk))

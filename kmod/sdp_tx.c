@@ -722,6 +722,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 						       ssk->tx_head - ssk->tx_tail);
 			}
 			sdp_set_nospace(sk);
+			sdp_cq_sends_wanted(conn);
 			sdp_watchdog_arm(sk);
 			err = -EAGAIN;
 			if (!timeo)
