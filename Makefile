@@ -102,7 +102,6 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_rzcopy \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
-	 $(BUILD)/selftests/stream_events \
 	 $(BUILD)/selftests/stream_close \
 	 $(BUILD)/selftests/stream_opts \
 	 $(BUILD)/selftests/stream_misc \
@@ -145,7 +144,6 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_rzcopy \
 	 $(BUILD)/selftests/stream_flags \
 	 $(BUILD)/selftests/stream_poll \
-	 $(BUILD)/selftests/stream_events \
 	 $(BUILD)/selftests/stream_close \
 	 $(BUILD)/selftests/fallback \
 	 userspace-tests/tests/idle_memory.sh \

@@ -89,17 +89,6 @@ module_param_named(read_zcopy, sdp_read_zcopy, bool, 0644);
 MODULE_PARM_DESC(read_zcopy, "New sockets offer read zero-copy: the peer RDMA-Reads sends of read_zcopy_thresh bytes or more (default Y)");
 
 /*
- * Whether new sockets solicit the peer's completion events: every message
- * asks for one, and a connection whose two ends agree takes events only
- * for the peer's messages while nothing waits for its own sends to
- * complete (sdp_cq.c).  Off, a socket behaves as one of a peer that
- * predates it.
- */
-bool sdp_solicit = true;
-module_param_named(solicit, sdp_solicit, bool, 0644);
-MODULE_PARM_DESC(solicit, "New sockets mark their messages solicited and, with a peer that does too, take completion events for received messages only while no sender waits (default Y)");
-
-/*
  * The least send that goes by SrcAvail, to a peer that takes part: a
  * send returns only once the peer has read it, so each costs a round
  * trip that a stream of Data messages does not wait for; 256 KiB makes
@@ -179,7 +168,6 @@ struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	ssk = sdp_sk(sk);
 	ssk->addr_family = AF_INET;
 	ssk->read_zcopy = READ_ONCE(sdp_read_zcopy);
-	ssk->solicit = READ_ONCE(sdp_solicit);
 	INIT_LIST_HEAD(&ssk->accept_queue);
 	INIT_LIST_HEAD(&ssk->accept_node);
 	INIT_LIST_HEAD(&ssk->listen_node);
@@ -303,7 +291,6 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	ssk->keepcnt = lssk->keepcnt;
 	ssk->user_timeout = lssk->user_timeout;
 	ssk->read_zcopy = lssk->read_zcopy;
-	ssk->solicit = lssk->solicit;
 }
 
 /* Frees a child that its listener still held, never accepted. */
@@ -681,8 +668,6 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			} else {
 				sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
 				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-				/* Completions that make room raise events. */
-				sdp_cq_sends_wanted_sk(sk);
 				/* Space may have come since: look again. */
 				smp_mb__after_atomic();
 				if (sdp_writable(sk))

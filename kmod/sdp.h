@@ -281,11 +281,6 @@ struct sdp_dev {
  * @cq_in_task: the device raised an event of @cq in process context: its
  *	completions come through a task switch (sdp_zcopy_pays()); set
  *	once by sdp_cq_event(), read without a lock
- * @cq_solicited: the last poll armed @cq for solicited completions only
- *	(sdp_cq_arm()); written by the poll, read without a lock
- * @solicit: both ends set SDP_CAP_SOLICIT: our messages ask for the
- *	peer's solicited event, and @cq may wait for the peer's; set when the
- *	connection starts, cleared before the drain
  * @rx_withheld: credits not given to the peer, for want of receive space:
  *	sdp_rx_refill() gives them as the reader makes room
  * @tx_ring: the send slots, sdp_tx_ring_size of them, used in order;
@@ -349,8 +344,6 @@ struct sdp_conn {
 	struct irq_poll		iop;
 	bool			cq_kicked;
 	bool			cq_in_task;
-	bool			cq_solicited;
-	bool			solicit;
 	u32			rx_withheld;
 	struct sdp_tx_slot	*tx_ring;
 	struct sdp_msg_hdr	*tx_hdr;
@@ -475,8 +468,6 @@ struct sdp_fallback {
  *	SrcAvail's bytes into their own pages
  * @read_zcopy: SDP_READ_ZCOPY: the socket offers read zero-copy in its
  *	Hello or HelloAck
- * @solicit: the socket's Hello or HelloAck offers SDP_CAP_SOLICIT (the
- *	solicit module parameter when it was made)
  * @rx_mseq: MSeq of the last message received
  * @rx_posted: the credits we give: receive buffers the peer may fill,
  *	which the device's pool provides (sdp_dev.c)
@@ -497,8 +488,6 @@ struct sdp_fallback {
  * @probe_stamp: when the last probe went out
  * @cq_waiters: tasks of the socket's calls that sleep in
  *	sdp_wait_woken(), and so can poll the completion queue themselves
- * @cq_send_waiters: those of them that wait for what send completions
- *	bring: their connection's queue raises an event for every completion
  * @cq_event: a completion event that the device raised in process
  *	context, handed to those waiters: the connection whose queue is to
  *	be polled, or NULL (sdp_cq.c)
@@ -571,7 +560,6 @@ struct sdp_sock {
 	int			rx_rd_result;
 	unsigned int		rx_rd_waiters;
 	bool			read_zcopy;
-	bool			solicit;
 	u32			rx_mseq;
 	u32			rx_posted;
 	u32			rx_adv;
@@ -588,7 +576,6 @@ struct sdp_sock {
 	int			probes;
 	unsigned long		probe_stamp;
 	atomic_t		cq_waiters;
-	atomic_t		cq_send_waiters;
 	struct sdp_conn		*cq_event;
 
 	bool			nodelay;
@@ -703,7 +690,6 @@ extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
 extern bool sdp_zcopy_task_cq;
 extern bool sdp_read_zcopy;
-extern bool sdp_solicit;
 extern unsigned int sdp_read_zcopy_thresh;
 extern unsigned int sdp_recv_poll_us;
 extern unsigned int sdp_fallback_timeout_ms;
@@ -746,11 +732,7 @@ long sdp_wait_woken(struct sock *sk, struct wait_queue_entry *wait,
 void sdp_cq_wait_begin(struct sdp_sock *ssk);
 void sdp_cq_wait_end(struct sdp_sock *ssk);
 void sdp_cq_take_event(struct sdp_sock *ssk);
-void sdp_cq_sends_wanted(struct sdp_conn *conn);
-void sdp_cq_sends_wanted_sk(struct sock *sk);
-void sdp_cq_unsolicit(struct sdp_conn *conn);
 void sdp_sk_wait(struct sock *sk, long *timeo, struct wait_queue_entry *wait,
-		 bool sends,
 		 bool (*ready)(const struct sock *sk, const void *arg),
 		 const void *arg);
 void sdp_cq_done(struct ib_cq *cq, struct ib_wc *ibwc);

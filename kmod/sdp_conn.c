@@ -268,26 +268,20 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size,
 	ssk->rx_rd_busy = false;
 	ssk->conn->read_zcopy = ssk->read_zcopy &&
 				(peer_cap & SDP_CAP_READ_ZCOPY);
-	ssk->conn->solicit = ssk->solicit && (peer_cap & SDP_CAP_SOLICIT);
 	ssk->conn->started = true;
 }
 
 /* The capabilities the socket's Hello or HelloAck offers. */
 u8 sdp_conn_cap(const struct sock *sk)
 {
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	return (ssk->read_zcopy ? SDP_CAP_READ_ZCOPY : 0) |
-	       (ssk->solicit ? SDP_CAP_SOLICIT : 0);
+	return sdp_sk(sk)->read_zcopy ? SDP_CAP_READ_ZCOPY : 0;
 }
 
 /* Flushes the QP and reaps its completions; the handlers see them all. */
 static void sdp_conn_drain(struct sdp_conn *conn)
 {
-	if (conn->id->qp) {
-		sdp_cq_unsolicit(conn);
+	if (conn->id->qp)
 		ib_drain_qp(conn->id->qp);
-	}
 }
 
 /*

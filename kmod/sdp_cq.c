@@ -16,20 +16,6 @@
  * any other.  Either way irq_poll's scheduled bit lets one poll run at a
  * time, and the poll arms the event again when the queue is empty.
  *
- * The event comes for every completion, or, on a connection whose ends
- * both mark their messages solicited (SDP_CAP_SOLICIT), for the peer's
- * messages only, while nothing waits for what our own send completions
- * bring (sdp_cq_sends_matter()).  So a task that sleeps in recv() for
- * the answer to its request is woken by the answer, not first by the
- * request's completion as well: on Soft-RoCE of 6.12 and later that is a
- * task switch for nothing, 0.8 of them per message of a ping-pong.  The
- * completions of our sends that come meanwhile are processed with the
- * next event; whoever comes to need them calls sdp_cq_sends_wanted(),
- * which has the queue polled and armed again: a writer that finds no
- * room, a task that waits in sdp_wait_woken(), a SrcAvail or RDMA Read,
- * a close, the watchdog, SIOCOUTQ.  Before the drain, whose flushed
- * completions are not solicited, the queue goes back to every event.
- *
  * A completion is processed as TCP processes a segment: at once, under
  * the socket's spinlock, when no process owns the socket;
  * while one does, it waits on the connection's backlog, and the owner
@@ -47,60 +33,13 @@
  * queue behind it, so they are still processed in order.
  */
 #include <linux/sched.h>
-#include <net/inet_sock.h>
 #include <net/sock.h>
-#include <net/tcp_states.h>
 
 #include "sdp.h"
 
 /* Completions one poll takes from the queue at a time, and per softirq. */
 #define SDP_CQ_BATCH	8
 #define SDP_CQ_BUDGET	256
-
-/*
- * Whether the connection waits for what its send completions bring: a
- * send slot, send-buffer space, a credit or its pages back for a writer,
- * held bytes that wait for the send in flight, a SrcAvail, an RDMA Read,
- * a keepalive probe, a close, or a task in sdp_wait_woken().  Read
- * without the socket lock, after sdp_cq_arm()'s barrier.
- */
-static bool sdp_cq_sends_matter(const struct sdp_conn *conn)
-{
-	const struct sock *sk = conn->sk;
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	return !READ_ONCE(conn->solicit) || READ_ONCE(ssk->conn) != conn ||
-	       inet_sk_state_load(sk) != TCP_ESTABLISHED ||
-	       atomic_read(&ssk->cq_send_waiters) || READ_ONCE(ssk->tx_held) ||
-	       READ_ONCE(ssk->rx_rd_busy) || READ_ONCE(conn->probe_inflight) ||
-	       !sdp_writable(sk);
-}
-
-/*
- * Arms the queue's event for the next completion, or for the next
- * solicited one while no send completion matters.  A change that makes
- * them matter is followed by sdp_cq_sends_wanted(), which reads
- * @cq_solicited after the change, as this reads the state after it set
- * @cq_solicited: either this sees the change, or the caller sees the flag
- * and has the queue polled and armed again.  Returns as
- * ib_req_notify_cq() with IB_CQ_REPORT_MISSED_EVENTS.
- */
-static int sdp_cq_arm(struct sdp_conn *conn)
-{
-	enum ib_cq_notify_flags flags = IB_CQ_NEXT_COMP;
-	bool solicited = false;
-
-	if (READ_ONCE(conn->solicit)) {
-		WRITE_ONCE(conn->cq_solicited, true);
-		smp_mb();	/* pairs with sdp_cq_sends_wanted() */
-		solicited = !sdp_cq_sends_matter(conn);
-		if (solicited)
-			flags = IB_CQ_SOLICITED;
-	}
-	if (!solicited)
-		WRITE_ONCE(conn->cq_solicited, false);
-	return ib_req_notify_cq(conn->cq, flags | IB_CQ_REPORT_MISSED_EVENTS);
-}
 
 /*
  * The poll arms the queue's event before it lets go of irq_poll's
@@ -132,7 +71,8 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 	}
 	if (done < budget) {
 		/* What came after the last poll and before the arming. */
-		if (sdp_cq_arm(conn) > 0)
+		if (ib_req_notify_cq(conn->cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
 			return budget;	/* irq_poll keeps it scheduled */
 		irq_poll_complete(iop);
 		smp_mb__after_atomic();	/* pairs with sdp_cq_event() */
@@ -173,7 +113,6 @@ static void sdp_cq_event(struct ib_cq *cq, void *context)
 {
 	struct sdp_conn *conn = context;
 
-	sdp_stat_inc(sock_net(conn->sk), SDP_MIB_CQ_EVENTS);
 	WRITE_ONCE(conn->cq_kicked, true);
 	smp_mb();	/* before the scheduled bit is looked at */
 	if (in_task()) {
@@ -205,83 +144,24 @@ void sdp_cq_take_event(struct sdp_sock *ssk)
 }
 
 /**
- * sdp_cq_sends_wanted - the completions of our sends now matter
- * @conn: the connection, whose memory the caller keeps: socket lock
- *	held, or an RCU read-side section
- *
- * Called after a change that makes sdp_cq_sends_matter() true: if the
- * queue may wait for solicited completions only, it is polled, in this
- * context's softirq section, and armed again.  A poll under way when
- * the change came polls once more (@cq_kicked).
- */
-void sdp_cq_sends_wanted(struct sdp_conn *conn)
-{
-	smp_mb();	/* the caller's change before the flag; sdp_cq_arm() */
-	if (!READ_ONCE(conn->cq_solicited))
-		return;
-	local_bh_disable();
-	WRITE_ONCE(conn->cq_kicked, true);
-	smp_mb();	/* before the scheduled bit is looked at */
-	irq_poll_sched(&conn->iop);
-	local_bh_enable();
-}
-
-/* As sdp_cq_sends_wanted(), for the socket's connection, if any. */
-void sdp_cq_sends_wanted_sk(struct sock *sk)
-{
-	struct sdp_conn *conn;
-
-	rcu_read_lock();	/* the connection is freed after a grace period */
-	conn = READ_ONCE(sdp_sk(sk)->conn);
-	if (conn)
-		sdp_cq_sends_wanted(conn);
-	rcu_read_unlock();
-}
-
-/* Before the drain: its flushed completions raise no solicited event. */
-void sdp_cq_unsolicit(struct sdp_conn *conn)
-{
-	WRITE_ONCE(conn->solicit, false);
-	sdp_cq_sends_wanted(conn);
-}
-
-/*
- * wait_woken() for a task of the socket's calls, which may poll the
- * queue (sdp_cq_hand_over()); @sends: it waits for what send completions
- * bring, so every completion raises an event while it waits.
- */
-static long sdp_cq_sleep(struct sock *sk, struct wait_queue_entry *wait,
-			 unsigned int state, long timeout, bool sends)
-{
-	struct sdp_sock *ssk = sdp_sk(sk);
-
-	if (sends) {
-		atomic_inc(&ssk->cq_send_waiters);
-		sdp_cq_sends_wanted_sk(sk);
-	}
-	sdp_cq_wait_begin(ssk);
-	timeout = wait_woken(wait, state, timeout);
-	sdp_cq_wait_end(ssk);
-	if (sends)
-		atomic_dec(&ssk->cq_send_waiters);
-	return timeout;
-}
-
-/**
  * sdp_wait_woken - wait_woken() for a task of the socket's calls
  * @sk: the socket, released by the caller
  * @wait: the caller's entry on the socket's wait queue
  * @state: the task state to sleep in
  * @timeout: as for wait_woken()
  *
- * For a wait that send completions may end.  Between release_sock() and
- * lock_sock() only: it may process completions, which needs the socket
- * not owned by this task.
+ * Between release_sock() and lock_sock() only: it may process
+ * completions, which needs the socket not owned by this task.
  */
 long sdp_wait_woken(struct sock *sk, struct wait_queue_entry *wait,
 		    unsigned int state, long timeout)
 {
-	return sdp_cq_sleep(sk, wait, state, timeout, true);
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	sdp_cq_wait_begin(ssk);
+	timeout = wait_woken(wait, state, timeout);
+	sdp_cq_wait_end(ssk);
+	return timeout;
 }
 
 /**
@@ -289,7 +169,6 @@ long sdp_wait_woken(struct sock *sk, struct wait_queue_entry *wait,
  * @sk: the socket, locked; released while waiting
  * @timeo: the time left, updated
  * @wait: the caller's entry on the socket's wait queue
- * @sends: send completions may end the wait (not so for a reader's)
  * @ready: ends the wait; checked once more with the socket released
  * @arg: for @ready
  *
@@ -297,14 +176,12 @@ long sdp_wait_woken(struct sock *sk, struct wait_queue_entry *wait,
  * sk_wait_event().
  */
 void sdp_sk_wait(struct sock *sk, long *timeo, struct wait_queue_entry *wait,
-		 bool sends,
 		 bool (*ready)(const struct sock *sk, const void *arg),
 		 const void *arg)
 {
 	release_sock(sk);
 	if (!ready(sk, arg))
-		*timeo = sdp_cq_sleep(sk, wait, TASK_INTERRUPTIBLE, *timeo,
-				      sends);
+		*timeo = sdp_wait_woken(sk, wait, TASK_INTERRUPTIBLE, *timeo);
 	sched_annotate_sleep();
 	lock_sock(sk);
 }

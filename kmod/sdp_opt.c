@@ -293,8 +293,6 @@ int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		return -ENOIOCTLCMD;
 	}
 
-	if (cmd != SIOCINQ)	/* what completed, even without an event */
-		sdp_cq_sends_wanted_sk(sk);
 	lock_sock(sk);
 	if (cmd == SIOCINQ)
 		answ = ssk->rx_queued;

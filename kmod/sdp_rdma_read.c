@@ -117,10 +117,8 @@ static int sdp_rd_post(struct sock *sk, struct sdp_conn *conn)
 	local_bh_disable();
 	ret = ib_post_send(conn->id->qp, &rd->wr[0].wr, NULL);
 	local_bh_enable();
-	if (!ret) {
+	if (!ret)
 		sdp_sk(sk)->rx_rd_busy = true;
-		sdp_cq_sends_wanted(conn);
-	}
 	return ret;
 }
 

@@ -578,7 +578,7 @@ static void sdp_wait_data(struct sock *sk, long *timeo,
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
-	sdp_sk_wait(sk, timeo, &wait, false, sdp_rx_arrived, last);
+	sdp_sk_wait(sk, timeo, &wait, sdp_rx_arrived, last);
 	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	remove_wait_queue(sk_sleep(sk), &wait);
 }

@@ -35,7 +35,6 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_TX_ZCOPY_DECLINED]	= "TxZcopyDeclined",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
 	[SDP_MIB_TX_TRIMS]		= "TxBufferTrims",
-	[SDP_MIB_CQ_EVENTS]		= "CqEvents",
 	[SDP_MIB_CQ_HANDOVERS]		= "CqEventHandovers",
 	[SDP_MIB_FALLBACK_REFUSED]	= "FallbackRefused",
 	[SDP_MIB_FALLBACK_NO_DEVICE]	= "FallbackNoDevice",

@@ -99,7 +99,6 @@ static void sdp_probe(struct sock *sk, struct sdp_conn *conn)
 	    !ib_post_send(conn->id->qp, &wr.wr, NULL)) {
 		conn->probe_inflight = true;
 		conn->probe_posted = jiffies;
-		sdp_cq_sends_wanted(conn);
 	}
 	sdp_sk(sk)->probe_stamp = jiffies;
 }
@@ -123,11 +122,8 @@ static void sdp_watchdog(struct work_struct *work)
 	struct sock *sk = conn->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	unsigned long stall = msecs_to_jiffies(sdp_tx_stall_timeout_ms);
-	unsigned long now;
+	unsigned long now = jiffies;
 
-	/* The completions of sends in flight first, whatever the events. */
-	sdp_cq_sends_wanted_sk(sk);
-	now = jiffies;
 	lock_sock(sk);
 	if (ssk->conn != conn || conn->dying || conn->aborted ||
 	    !sdp_connected(sk) || !sdp_watchdog_wanted(sk))

@@ -122,8 +122,6 @@ static int sdp_post_msg(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	tx->seq = ssk->tx_head;
 	if (sdp_tx_signal(sk, more))
 		wr.send_flags = IB_SEND_SIGNALED;
-	if (conn->solicit)
-		wr.send_flags |= IB_SEND_SOLICITED;
 	bsdh->mid = mid;
 	bsdh->flags = 0;
 	bsdh->bufs = htons(ssk->rx_posted);
@@ -171,9 +169,6 @@ static int sdp_post_msg(struct sock *sk, struct sdp_conn *conn, u8 mid,
 	sdp_stat_msg(sock_net(sk), SDP_MIB_TX_MSG, mid);
 	ssk->bytes_sent += payload;
 	sdp_stat_add(sock_net(sk), SDP_MIB_TX_BYTES, payload);
-	/* A writer may wait for completions now, or a close does. */
-	if (!sdp_writable(sk) || sk->sk_state != TCP_ESTABLISHED)
-		sdp_cq_sends_wanted(conn);
 	return 0;
 }
 
@@ -262,13 +257,8 @@ static void sdp_tx_push_held(struct sock *sk, struct sdp_conn *conn,
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
-	if (!ssk->tx_held)
+	if (!ssk->tx_held || ssk->tx_credits < 2 || (!force && sdp_tx_hold(sk)))
 		return;
-	if (ssk->tx_credits < 2 || (!force && sdp_tx_hold(sk))) {
-		/* They may wait for the completion of the send in flight. */
-		sdp_cq_sends_wanted(conn);
-		return;
-	}
 	sdp_tx_post_held(sk, conn, false);
 }
 
@@ -708,8 +698,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			err = sock_intr_errno(timeo);
 			if (signal_pending(current))
 				break;
-			sdp_sk_wait(sk, &timeo, &wait, true, sdp_tx_conn_gone,
-				    NULL);
+			sdp_sk_wait(sk, &timeo, &wait, sdp_tx_conn_gone, NULL);
 			continue;
 		}
 
@@ -722,7 +711,6 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 						       ssk->tx_head - ssk->tx_tail);
 			}
 			sdp_set_nospace(sk);
-			sdp_cq_sends_wanted(conn);
 			sdp_watchdog_arm(sk);
 			err = -EAGAIN;
 			if (!timeo)
@@ -730,7 +718,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			err = sock_intr_errno(timeo);
 			if (signal_pending(current))
 				break;
-			sdp_sk_wait(sk, &timeo, &wait, true, sdp_tx_may_go, NULL);
+			sdp_sk_wait(sk, &timeo, &wait, sdp_tx_may_go, NULL);
 			continue;
 		}
 

@@ -37,15 +37,11 @@ enum sdp_mid {
 
 /*
  * Capabilities, in the low nibble of the Hello's and HelloAck's IPV/Cap
- * byte, which the annex leaves to the implementation.  READ_ZCOPY: the
- * sender takes part in read zero-copy (SrcAvail, RDMA Read, RdmaRdCompl,
- * SrcAvailCancel, SendSM); a peer that does not set it never sees them.
- * SOLICIT: the sender sets the transport's solicited-event bit (BTH SE)
- * on every message, when the peer sets this bit too: the peer may then
- * take completion events for solicited receives only (sdp_cq.c).
+ * byte, which the annex leaves to the implementation: the sender takes
+ * part in read zero-copy (SrcAvail, RDMA Read, RdmaRdCompl,
+ * SrcAvailCancel, SendSM).  A peer that does not set it never sees them.
  */
 #define SDP_CAP_READ_ZCOPY	0x01
-#define SDP_CAP_SOLICIT		0x02
 #define SDP_CAP_MASK		0x0f
 
 #define SDP_FLAG_OOB_PRES	0x01
