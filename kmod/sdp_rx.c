@@ -257,6 +257,14 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 #define SDP_RX_COPY_MAX	(MAX_SKB_FRAGS << PAGE_SHIFT)
 
 /*
+ * Payload up to this size is copied into the head of an skb, which the
+ * slab gives, as TCP receives a short segment: a page of its own would
+ * be zeroed (init_on_alloc, on in Debian's kernels) and freed again for
+ * every message, the most of what a short message costs to receive.
+ */
+#define SDP_RX_HEAD_MAX	SKB_WITH_OVERHEAD(1024)
+
+/*
  * A copy of the @len bytes of payload in @rx, appended to @queue in skbs
  * of at most SDP_RX_COPY_MAX bytes: all of them, or, on failure, none.
  * Large payloads land here only when no chunks were left to take their
@@ -271,6 +279,15 @@ static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 	unsigned int i;
 	int err;
 
+	if (len <= SDP_RX_HEAD_MAX) {
+		skb = alloc_skb(len, gfp);
+		if (!skb)
+			return -ENOMEM;
+		sdp_buf_read(conn->dev, rx, off, skb_put(skb, len), len);
+		SDP_SKB_CB(skb)->copied = true;
+		__skb_queue_tail(queue, skb);
+		return 0;
+	}
 	while (off < end) {
 		u32 size = min_t(u32, end - off, SDP_RX_COPY_MAX);
 
@@ -298,9 +315,9 @@ static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 
 /*
  * Adds @len bytes of payload to the copied skb at the tail of the receive
- * queue if its last page has room, as TCP coalesces its receive queue:
- * a stream of small messages then holds little more receive space than
- * its bytes, not a page each (its truesize counts whole pages already).
+ * queue if its head or last page has room, as TCP coalesces its receive
+ * queue: a stream of small messages then holds little more receive space
+ * than its bytes, not an skb each (its truesize counts the room already).
  */
 static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
 			  const struct sdp_buf *rx, u32 len)
@@ -309,8 +326,15 @@ static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
 	skb_frag_t *frag;
 	u32 end;
 
-	if (!skb || !SDP_SKB_CB(skb)->copied || !skb_shinfo(skb)->nr_frags)
+	if (!skb || !SDP_SKB_CB(skb)->copied || skb_cloned(skb))
 		return false;
+	if (!skb_shinfo(skb)->nr_frags) {
+		if (skb_tailroom(skb) < len)
+			return false;
+		sdp_buf_read(conn->dev, rx, sizeof(struct sdp_bsdh),
+			     skb_put(skb, len), len);
+		return true;
+	}
 	frag = &skb_shinfo(skb)->frags[skb_shinfo(skb)->nr_frags - 1];
 	end = skb_frag_off(frag) + skb_frag_size(frag);
 	if (end + len > page_size(skb_frag_page(frag)))
