@@ -627,6 +627,28 @@ out:
 	return ret;
 }
 
+/*
+ * SO_RCVLOWAT, as tcp_set_rcvlowat(): at most half of what the receive
+ * space may grow to, and that space made room for it; readers are woken
+ * at once if what is queued is enough now.  Socket lock held.
+ */
+static int sdp_set_rcvlowat(struct sock *sk, int val)
+{
+	int cap;
+
+	if (sk->sk_userlocks & SOCK_RCVBUF_LOCK)
+		cap = sk->sk_rcvbuf >> 1;
+	else
+		cap = READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]) >> 1;
+	val = min(val, cap);
+	WRITE_ONCE(sk->sk_rcvlowat, val ? : 1);
+	if (!(sk->sk_userlocks & SOCK_RCVBUF_LOCK) && 2 * val > sk->sk_rcvbuf)
+		WRITE_ONCE(sk->sk_rcvbuf, 2 * val);
+	if (sdp_rx_readable(sk))
+		sk->sk_data_ready(sk);
+	return 0;
+}
+
 static __poll_t sdp_poll(struct file *file, struct socket *sock,
 			 poll_table *wait)
 {
@@ -660,7 +682,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	if (shutdown & RCV_SHUTDOWN)
 		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
 	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
-		if (!skb_queue_empty_lockless(&sk->sk_receive_queue))
+		if (!skb_queue_empty_lockless(&sk->sk_receive_queue) &&
+		    sdp_rx_readable(sk))
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (!(shutdown & SEND_SHUTDOWN)) {
 			if (sdp_writable(sk) || state == TCP_CLOSE) {
@@ -702,6 +725,7 @@ static const struct proto_ops sdp_ops = {
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sock_no_mmap,
 	.read_sock	= sdp_read_sock,
+	.set_rcvlowat	= sdp_set_rcvlowat,
 };
 
 static const struct net_proto_family sdp_family_ops = {

@@ -466,6 +466,11 @@ struct sdp_fallback {
  *	bytes, or a negative error
  * @rx_rd_waiters: readers that wait for data with room to take a
  *	SrcAvail's bytes into their own pages
+ * @rx_sleepers: readers asleep in recvmsg(), which each message wakes
+ *	whatever the low-water mark: they count what they took already
+ * @rx_full: the peer can send nothing more until a read (credits
+ *	withheld, or a SrcAvail being read): what is queued is readable below
+ *	the low-water mark; read locklessly by poll()
  * @read_zcopy: SDP_READ_ZCOPY: the socket offers read zero-copy in its
  *	Hello or HelloAck
  * @rx_mseq: MSeq of the last message received
@@ -559,6 +564,8 @@ struct sdp_sock {
 	bool			rx_rd_busy;
 	int			rx_rd_result;
 	unsigned int		rx_rd_waiters;
+	unsigned int		rx_sleepers;
+	bool			rx_full;
 	bool			read_zcopy;
 	u32			rx_mseq;
 	u32			rx_posted;
@@ -832,6 +839,8 @@ void sdp_rx_give_credits(struct sdp_conn *conn, u32 n, bool now);
 void sdp_rx_consumed(struct sock *sk);
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		int flags);
+void sdp_rx_update_full(struct sock *sk, const struct sdp_conn *conn);
+bool sdp_rx_readable(const struct sock *sk);
 int sdp_read_sock(struct sock *sk, read_descriptor_t *desc,
 		  sk_read_actor_t recv_actor);
 

@@ -136,6 +136,7 @@ static u32 sdp_rd_max(const struct sdp_conn *conn, u32 unit)
 static void sdp_rd_stop(struct sock *sk, struct sdp_conn *conn)
 {
 	conn->rd_active = false;
+	sdp_rx_update_full(sk, conn);
 	conn->send_sm_due = true;
 	sdp_tx_control(sk);
 }
@@ -248,6 +249,7 @@ void sdp_rd_src_avail(struct sock *sk, struct sdp_conn *conn, u32 len,
 	rd->unacked = 0;
 	rd->cancelled = false;
 	conn->rd_active = true;
+	sdp_rx_update_full(sk, conn);
 	sdp_rd_kick(sk);
 }
 
@@ -300,7 +302,7 @@ static int sdp_rd_queue(struct sock *sk, struct sdp_conn *conn, gfp_t gfp)
 		}
 	}
 	rd->npages = 0;
-	sdp_sk(sk)->rx_queued += rd->bytes;
+	WRITE_ONCE(sdp_sk(sk)->rx_queued, sdp_sk(sk)->rx_queued + rd->bytes);
 	return 0;
 }
 
@@ -345,14 +347,16 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 	if (rd->to_user)
 		sdp_stat_add(sock_net(sk), SDP_MIB_RX_READ_ZCOPY_DIRECT_BYTES,
 			     rd->bytes);
-	if (rd->done == rd->len)
+	if (rd->done == rd->len) {
 		conn->rd_active = false;
-	else if (rd->cancelled)
+		sdp_rx_update_full(sk, conn);
+	} else if (rd->cancelled) {
 		sdp_rd_stop(sk, conn);
+	}
 	sdp_tx_control(sk);
 	/* The reader whose pages it filled, or a source waiting for the QP. */
 	sdp_wake_sleepers(sk);
-	if (!rd->to_user)
+	if (!rd->to_user && (ssk->rx_sleepers || sdp_rx_readable(sk)))
 		sk->sk_data_ready(sk);
 	sdp_rd_kick(sk);
 	return 0;

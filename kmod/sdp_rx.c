@@ -44,6 +44,35 @@ static void sdp_rx_refill(struct sock *sk, struct sdp_conn *conn)
 		ssk->rx_posted++;
 		conn->rx_withheld--;
 	}
+	sdp_rx_update_full(sk, conn);
+}
+
+/*
+ * Whether the peer can send nothing more until the reader reads: credits
+ * withheld for want of receive space, or a SrcAvail being read, whose
+ * bytes come as the reader makes room.  Socket lock held.
+ */
+void sdp_rx_update_full(struct sock *sk, const struct sdp_conn *conn)
+{
+	WRITE_ONCE(sdp_sk(sk)->rx_full, conn->rx_withheld || conn->rd_active);
+}
+
+/**
+ * sdp_rx_readable - whether the received data is for the reader to take
+ * @sk: the socket; locked, or read locklessly by poll()
+ *
+ * As tcp_epollin_ready(): once sk_rcvlowat bytes are queued, or when the
+ * peer can send nothing more until a read (sdp_rx_update_full()).
+ * An in-kernel reader that knows how much it waits for (an RPC record)
+ * sets SO_RCVLOWAT, and is woken once rather than for every message.
+ */
+bool sdp_rx_readable(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+	u32 queued = READ_ONCE(ssk->rx_queued);
+
+	return queued && (queued >= READ_ONCE(sk->sk_rcvlowat) ||
+			  READ_ONCE(ssk->rx_full));
 }
 
 /*
@@ -371,7 +400,7 @@ static int sdp_rx_data(struct sock *sk, struct sdp_conn *conn,
 		skb_set_owner_r(skb, sk);
 		__skb_queue_tail(&sk->sk_receive_queue, skb);
 	}
-	sdp_sk(sk)->rx_queued += len;
+	WRITE_ONCE(sdp_sk(sk)->rx_queued, sdp_sk(sk)->rx_queued + len);
 	return 0;
 }
 
@@ -499,7 +528,7 @@ int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 	/* The peer may have given credits, or acknowledged our DisConn. */
 	sdp_tx_control(sk);
 	sdp_tx_wakeup(sk);
-	if (queued)
+	if (queued && (ssk->rx_sleepers || sdp_rx_readable(sk)))
 		sk->sk_data_ready(sk);
 	return 0;
 repost:
@@ -526,7 +555,7 @@ void sdp_rx_consumed(struct sock *sk)
 /* Frees @len bytes at the head of the receive queue, read or peeked past. */
 static void sdp_rx_eat(struct sock *sk, struct sk_buff *skb, u32 len)
 {
-	sdp_sk(sk)->rx_queued -= len;
+	WRITE_ONCE(sdp_sk(sk)->rx_queued, sdp_sk(sk)->rx_queued - len);
 	SDP_SKB_CB(skb)->offset += len;
 	if (SDP_SKB_CB(skb)->offset >= skb->len) {
 		__skb_unlink(skb, &sk->sk_receive_queue);
@@ -705,7 +734,9 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		/* A SrcAvail that comes meanwhile waits for us (sdp_rd_kick()). */
 		direct = sdp_rd_direct_wanted(sk, msg, flags, false);
 		sdp_sk(sk)->rx_rd_waiters += direct;
+		sdp_sk(sk)->rx_sleepers++;
 		sdp_wait_data(sk, &timeo, last);
+		sdp_sk(sk)->rx_sleepers--;
 		sdp_sk(sk)->rx_rd_waiters -= direct;
 	} while (copied < len);
 	sdp_rx_consumed(sk);

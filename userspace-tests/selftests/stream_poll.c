@@ -7,9 +7,11 @@
  * the peer's shutdown(SHUT_WR), one's own SHUT_RD and SHUT_RDWR, both
  * directions shut, reset by the peer.  Blocking poll/select/epoll_wait
  * wake on arrival; epoll level- and edge-triggered; select agrees with
- * poll in every state.
+ * poll in every state.  SO_RCVLOWAT: what is readable below it, wake-ups
+ * when the rest comes or it is lowered, its cap at half the receive buffer.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -57,22 +59,56 @@ static int epoll_for(int fd, unsigned int events)
 	return ep;
 }
 
-/* A thread that writes @len bytes to @fd after @delay_us. */
+/* A thread that writes @len bytes of stream 1 from @off to @fd after @delay_us. */
 struct late_write {
 	int fd;
 	unsigned int delay_us;
 	size_t len;
+	uint64_t off;
 	int err;
 };
 
 static void *late_write(void *arg)
 {
 	struct late_write *w = arg;
-	uint64_t off = 0;
 
 	usleep(w->delay_us);
-	w->err = stream_send_pattern(w->fd, 1, &off, w->len, 0);
+	w->err = stream_send_pattern(w->fd, 1, &w->off, w->len, 0);
 	return NULL;
+}
+
+/* A thread that sets SO_RCVLOWAT of @fd to @val after @delay_us. */
+struct late_lowat {
+	int fd;
+	unsigned int delay_us;
+	int val;
+	int err;
+};
+
+static void *late_lowat(void *arg)
+{
+	struct late_lowat *l = arg;
+
+	usleep(l->delay_us);
+	l->err = setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &l->val,
+			    sizeof(l->val)) ? -errno : 0;
+	return NULL;
+}
+
+static int rcvlowat_set(int fd, int val)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, sizeof(val)) ?
+	       -errno : 0;
+}
+
+static int sockopt_int(int fd, int name)
+{
+	socklen_t len = sizeof(int);
+	int val = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, name, &val, &len))
+		return -errno;
+	return val;
 }
 
 FIXTURE(ready)
@@ -401,6 +437,91 @@ TEST_F(ready, select_agrees_with_poll)
 	stream_close(&self->afd);			/* unread data: reset */
 	ASSERT_EQ(POLLERR, wait_bits(self->cfd, POLLERR) & POLLERR);
 	check_select(_metadata, self->cfd, 1, 1);	/* reset */
+}
+
+/*
+ * SO_RCVLOWAT: below it, queued data is not readable to poll and epoll; a
+ * poll asleep wakes once the rest comes, or once the mark is lowered.
+ */
+TEST_F(ready, rcvlowat_gates_readable)
+{
+	struct late_write w = { .fd = self->afd, .delay_us = 200000, .len = 40,
+				.off = 60 };
+	struct late_lowat l = { .fd = self->cfd, .delay_us = 200000, .val = 50 };
+	uint64_t off = 0, rcvd = 0;
+	pthread_t t;
+	int ep;
+
+	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
+	EXPECT_EQ(100, sockopt_int(self->cfd, SO_RCVLOWAT));
+	ASSERT_EQ(0, stream_send_pattern(self->afd, 1, &off, 60, 0));
+	ASSERT_EQ(0, stream_wait_bytes(self->cfd, 60, STREAM_WAIT_MS));
+	EXPECT_EQ(POLLOUT, mask(self->cfd));
+	ep = epoll_for(self->cfd, EPOLLIN);
+	ASSERT_LE(0, ep);
+	EXPECT_EQ(0, epoll_one(ep, 0));
+
+	/* Lowered below what is queued: the sleeper wakes. */
+	ASSERT_EQ(0, pthread_create(&t, NULL, late_lowat, &l));
+	EXPECT_EQ(EPOLLIN, epoll_one(ep, STREAM_WAIT_MS));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, l.err);
+	EXPECT_EQ(POLLIN | POLLOUT, mask(self->cfd));
+
+	/* Raised again: not readable until the rest comes. */
+	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
+	EXPECT_EQ(POLLOUT, mask(self->cfd));
+	ASSERT_EQ(0, pthread_create(&t, NULL, late_write, &w));
+	EXPECT_EQ(POLLIN, stream_wait(self->cfd, POLLIN, STREAM_WAIT_MS));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, w.err);
+	EXPECT_EQ(0, stream_recv_pattern(self->cfd, 1, &rcvd, 100, 0));
+	EXPECT_EQ(POLLOUT, mask(self->cfd));
+	close(ep);
+}
+
+/* A blocking recv() that took part of its low-water mark wakes for the rest. */
+TEST_F(ready, rcvlowat_blocking_recv)
+{
+	struct late_write w = { .fd = self->afd, .delay_us = 200000, .len = 40,
+				.off = 60 };
+	struct timeval tv = { .tv_sec = STREAM_WAIT_MS / 1000 };
+	uint64_t off = 0;
+	char buf[128];
+	pthread_t t;
+
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
+	ASSERT_EQ(0, stream_send_pattern(self->afd, 1, &off, 60, 0));
+	ASSERT_EQ(0, stream_wait_bytes(self->cfd, 60, STREAM_WAIT_MS));
+	ASSERT_EQ(0, pthread_create(&t, NULL, late_write, &w));
+	EXPECT_EQ(100, recv(self->cfd, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, w.err);
+	EXPECT_EQ(-1, stream_mismatch(buf, 100, 1, 0));
+}
+
+/*
+ * A low-water mark beyond what the receive buffer holds is cut to half of
+ * it, as TCP cuts it; and a reader is never left waiting for bytes the
+ * peer cannot send: once the buffer is full, what it holds is readable.
+ */
+TEST_F_TIMEOUT(ready, rcvlowat_capped_and_full_buffer_readable, 120)
+{
+	int rcvbuf = 64 << 10, rcvbuf_now;
+	uint64_t sent = 0, rcvd = 0;
+
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				sizeof(rcvbuf)));
+	rcvbuf_now = sockopt_int(self->cfd, SO_RCVBUF);
+	ASSERT_LT(0, rcvbuf_now);
+	ASSERT_EQ(0, rcvlowat_set(self->cfd, INT_MAX));
+	EXPECT_EQ(rcvbuf_now / 2, sockopt_int(self->cfd, SO_RCVLOWAT));
+	ASSERT_EQ(0, stream_fill_sndbuf(self->afd, 4, &sent, 256ull << 20));
+	EXPECT_EQ(POLLIN, stream_wait(self->cfd, POLLIN, STREAM_WAIT_MS));
+	/* The tail may be shorter than the mark: drained with it at 1. */
+	ASSERT_EQ(0, rcvlowat_set(self->cfd, 1));
+	EXPECT_EQ(0, stream_recv_pattern(self->cfd, 4, &rcvd, sent, 65536));
 }
 
 TEST_HARNESS_MAIN
