@@ -192,6 +192,25 @@ static inline int sdp_socket(void)
 	return socket(AF_INET_SDP, SOCK_STREAM, 0);
 }
 
+/* An int socket option: its value, -errno, or -EMSGSIZE if not an int. */
+static inline int sockopt_get_int(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int val = -1;
+
+	if (getsockopt(fd, level, name, &val, &len))
+		return -errno;
+	if (len != sizeof(int))
+		return -EMSGSIZE;
+	return val;
+}
+
+/* Sets an int socket option: 0 or -errno. */
+static inline int sockopt_set_int(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val)) ? -errno : 0;
+}
+
 /* The pending error SO_ERROR reports (and clears), or -errno. */
 static inline int so_error(int fd)
 {

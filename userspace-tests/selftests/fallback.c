@@ -27,31 +27,6 @@
 #define WAIT_MS 20000
 #define DATA_BYTES (128 * 1024)
 
-static int sdp_opt(int fd, int optname)
-{
-	socklen_t len = sizeof(int);
-	int val = -1;
-
-	if (getsockopt(fd, SOL_SDP, optname, &val, &len))
-		return -errno;
-	return val;
-}
-
-static int set_int(int fd, int level, int optname, int val)
-{
-	return setsockopt(fd, level, optname, &val, sizeof(val)) ? -errno : 0;
-}
-
-static int get_int(int fd, int level, int optname)
-{
-	socklen_t len = sizeof(int);
-	int val = -1;
-
-	if (getsockopt(fd, level, optname, &val, &len))
-		return -errno;
-	return val;
-}
-
 /* The sdp.ko module's reference count, or -1. */
 static int module_refs(void)
 {
@@ -159,7 +134,7 @@ FIXTURE_SETUP(fb)
 	self->refs = module_refs();
 	self->tcp_lfd = socket(variant->family, SOCK_STREAM, 0);
 	ASSERT_LE(0, self->tcp_lfd);
-	ASSERT_EQ(0, set_int(self->tcp_lfd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(self->tcp_lfd, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, stream_listen(self->tcp_lfd, variant->family, &self->b,
 				   &self->blen));
 }
@@ -174,7 +149,7 @@ static int fb_socket(int flags)
 {
 	int fd = socket(AF_INET_SDP, SOCK_STREAM | flags, 0);
 
-	if (fd >= 0 && set_int(fd, SOL_SDP, SDP_FALLBACK, 1)) {
+	if (fd >= 0 && sockopt_set_int(fd, SOL_SDP, SDP_FALLBACK, 1)) {
 		close(fd);
 		return -1;
 	}
@@ -186,10 +161,10 @@ TEST_F(fb, off_by_default)
 	int fd = sdp_socket();
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, sdp_opt(fd, SDP_FALLBACK));
-	EXPECT_EQ(SDP_PATH_NONE, sdp_opt(fd, SDP_PATH));
-	EXPECT_EQ(-ENOPROTOOPT, set_int(fd, SOL_SDP, SDP_PATH, 1));
-	EXPECT_EQ(-ENOPROTOOPT, sdp_opt(fd, 99));
+	EXPECT_EQ(0, sockopt_get_int(fd, SOL_SDP, SDP_FALLBACK));
+	EXPECT_EQ(SDP_PATH_NONE, sockopt_get_int(fd, SOL_SDP, SDP_PATH));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_set_int(fd, SOL_SDP, SDP_PATH, 1));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_get_int(fd, SOL_SDP, 99));
 	/* without it, a TCP-only peer refuses, as before */
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&self->b, self->blen));
 	EXPECT_EQ(ECONNREFUSED, errno);
@@ -206,13 +181,13 @@ TEST_F(fb, blocking_connect_goes_tcp)
 
 	cfd = fb_socket(0);
 	ASSERT_LE(0, cfd);
-	EXPECT_EQ(1, sdp_opt(cfd, SDP_FALLBACK));
+	EXPECT_EQ(1, sockopt_get_int(cfd, SOL_SDP, SDP_FALLBACK));
 	ASSERT_EQ(0, connect(cfd, (struct sockaddr *)&self->b, self->blen));
 	afd = accept(self->tcp_lfd, (struct sockaddr *)&peer, &plen);
 	ASSERT_LE(0, afd);
 
-	EXPECT_EQ(SDP_PATH_TCP, sdp_opt(cfd, SDP_PATH));
-	EXPECT_EQ(1, sdp_opt(cfd, SDP_FALLBACK));
+	EXPECT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
+	EXPECT_EQ(1, sockopt_get_int(cfd, SOL_SDP, SDP_FALLBACK));
 	EXPECT_EQ(refused + 1, sdp_stat("FallbackRefused"));
 	/* names read back as the TCP connection's, of the address family */
 	ASSERT_EQ(0, getsockname(cfd, (struct sockaddr *)&local, &len));
@@ -247,7 +222,7 @@ TEST_F(fb, nonblocking_connect_goes_tcp)
 	EXPECT_TRUE(ev.events & EPOLLOUT);
 	EXPECT_FALSE(ev.events & (EPOLLERR | EPOLLHUP));
 	EXPECT_EQ(0, so_error(cfd));
-	EXPECT_EQ(SDP_PATH_TCP, sdp_opt(cfd, SDP_PATH));
+	EXPECT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
 	/* as TCP: connect() again completes it, and once more is EISCONN */
 	EXPECT_EQ(0, connect(cfd, (struct sockaddr *)&self->b, self->blen));
 	EXPECT_EQ(-1, connect(cfd, (struct sockaddr *)&self->b, self->blen));
@@ -270,29 +245,29 @@ TEST_F(fb, options_carry_over)
 
 	cfd = fb_socket(0);
 	ASSERT_LE(0, cfd);
-	ASSERT_EQ(0, set_int(cfd, SOL_SOCKET, SO_KEEPALIVE, 1));
-	ASSERT_EQ(0, set_int(cfd, SOL_TCP, TCP_NODELAY, 1));
-	ASSERT_EQ(0, set_int(cfd, SOL_TCP, TCP_KEEPIDLE, 77));
-	ASSERT_EQ(0, set_int(cfd, SOL_TCP, TCP_KEEPCNT, 5));
-	ASSERT_EQ(0, set_int(cfd, SOL_TCP, TCP_USER_TIMEOUT, 12345));
-	ASSERT_EQ(0, set_int(cfd, SOL_SOCKET, SO_RCVBUF, 65536));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_SOCKET, SO_KEEPALIVE, 1));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_TCP, TCP_NODELAY, 1));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_TCP, TCP_KEEPIDLE, 77));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_TCP, TCP_KEEPCNT, 5));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_TCP, TCP_USER_TIMEOUT, 12345));
+	ASSERT_EQ(0, sockopt_set_int(cfd, SOL_SOCKET, SO_RCVBUF, 65536));
 	ASSERT_EQ(0, connect(cfd, (struct sockaddr *)&self->b, self->blen));
 	afd = accept(self->tcp_lfd, NULL, NULL);
 	ASSERT_LE(0, afd);
-	ASSERT_EQ(SDP_PATH_TCP, sdp_opt(cfd, SDP_PATH));
+	ASSERT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
 
 	/* read back from the TCP socket: what was set on the SDP one */
-	EXPECT_EQ(1, get_int(cfd, SOL_SOCKET, SO_KEEPALIVE));
-	EXPECT_EQ(1, get_int(cfd, SOL_TCP, TCP_NODELAY));
-	EXPECT_EQ(77, get_int(cfd, SOL_TCP, TCP_KEEPIDLE));
-	EXPECT_EQ(5, get_int(cfd, SOL_TCP, TCP_KEEPCNT));
-	EXPECT_EQ(12345, get_int(cfd, SOL_TCP, TCP_USER_TIMEOUT));
-	EXPECT_EQ(2 * 65536, get_int(cfd, SOL_SOCKET, SO_RCVBUF));
-	EXPECT_EQ(SOCK_STREAM, get_int(cfd, SOL_SOCKET, SO_TYPE));
-	EXPECT_EQ(IPPROTO_TCP, get_int(cfd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(1, sockopt_get_int(cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(1, sockopt_get_int(cfd, SOL_TCP, TCP_NODELAY));
+	EXPECT_EQ(77, sockopt_get_int(cfd, SOL_TCP, TCP_KEEPIDLE));
+	EXPECT_EQ(5, sockopt_get_int(cfd, SOL_TCP, TCP_KEEPCNT));
+	EXPECT_EQ(12345, sockopt_get_int(cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(2 * 65536, sockopt_get_int(cfd, SOL_SOCKET, SO_RCVBUF));
+	EXPECT_EQ(SOCK_STREAM, sockopt_get_int(cfd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, sockopt_get_int(cfd, SOL_SOCKET, SO_PROTOCOL));
 	/* and what is set now goes to the TCP socket */
-	EXPECT_EQ(0, set_int(cfd, SOL_TCP, TCP_KEEPINTVL, 33));
-	EXPECT_EQ(33, get_int(cfd, SOL_TCP, TCP_KEEPINTVL));
+	EXPECT_EQ(0, sockopt_set_int(cfd, SOL_TCP, TCP_KEEPINTVL, 33));
+	EXPECT_EQ(33, sockopt_get_int(cfd, SOL_TCP, TCP_KEEPINTVL));
 	EXPECT_EQ(0, exchange(cfd, afd));
 	close(afd);
 	close(cfd);
@@ -375,7 +350,7 @@ TEST_F(fb, silent_cm_goes_tcp_in_time)
 
 	afd = accept(self->tcp_lfd, NULL, NULL);
 	ASSERT_LE(0, afd);
-	EXPECT_EQ(SDP_PATH_TCP, sdp_opt(cfd, SDP_PATH));
+	EXPECT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
 	EXPECT_EQ(timeouts + 1, sdp_stat("FallbackTimeout"));
 	EXPECT_EQ(0, exchange(cfd, afd));
 	close(afd);
@@ -416,9 +391,9 @@ TEST_F(fb, listener_takes_both)
 	a2 = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, a2);
 
-	paths = sdp_opt(a1, SDP_PATH) * 10 + sdp_opt(a2, SDP_PATH);
+	paths = sockopt_get_int(a1, SOL_SDP, SDP_PATH) * 10 + sockopt_get_int(a2, SOL_SDP, SDP_PATH);
 	EXPECT_EQ(SDP_PATH_TCP * 10 + SDP_PATH_SDP, paths);
-	EXPECT_EQ(SDP_PATH_SDP, sdp_opt(sfd, SDP_PATH));
+	EXPECT_EQ(SDP_PATH_SDP, sockopt_get_int(sfd, SOL_SDP, SDP_PATH));
 	EXPECT_EQ(accepts + 1, sdp_stat("FallbackAccepts"));
 	EXPECT_EQ(0, exchange(tfd, a1));
 	EXPECT_EQ(0, exchange(sfd, a2));
@@ -471,7 +446,7 @@ TEST(no_rdma_device)
 	EXPECT_EQ(0, connect(cfd, (struct sockaddr *)&b, blen));
 	afd = accept(lfd, NULL, NULL);
 	EXPECT_LE(0, afd);
-	EXPECT_EQ(SDP_PATH_TCP, sdp_opt(cfd, SDP_PATH));
+	EXPECT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
 	EXPECT_EQ(nodev + 1, sdp_stat("FallbackNoDevice"));
 	if (afd >= 0) {
 		EXPECT_EQ(0, exchange(cfd, afd));

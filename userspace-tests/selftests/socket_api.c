@@ -9,25 +9,15 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static int getsockopt_int(int fd, int level, int name)
-{
-	socklen_t len = sizeof(int);
-	int val = -1;
-
-	if (getsockopt(fd, level, name, &val, &len))
-		return -errno;
-	return val;
-}
-
 TEST(create_stream)
 {
 	int fd = sdp_socket();
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(AF_INET_SDP, getsockopt_int(fd, SOL_SOCKET, SO_DOMAIN));
-	EXPECT_EQ(SOCK_STREAM, getsockopt_int(fd, SOL_SOCKET, SO_TYPE));
-	EXPECT_EQ(IPPROTO_TCP, getsockopt_int(fd, SOL_SOCKET, SO_PROTOCOL));
-	EXPECT_EQ(0, getsockopt_int(fd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(AF_INET_SDP, sockopt_get_int(fd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(SOCK_STREAM, sockopt_get_int(fd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, sockopt_get_int(fd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(0, sockopt_get_int(fd, SOL_SOCKET, SO_ERROR));
 	close(fd);
 }
 
@@ -256,9 +246,9 @@ static void check_v6only(struct __test_metadata *_metadata, int domain)
 	ASSERT_LE(0, fd);
 	/* the default: net.ipv6.bindv6only */
 	EXPECT_EQ(sdp_sysctl_int("/proc/sys/net/ipv6/bindv6only"),
-		  getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
+		  sockopt_get_int(fd, SOL_IPV6, IPV6_V6ONLY));
 	ASSERT_EQ(0, setsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
-	EXPECT_EQ(1, getsockopt_int(fd, SOL_IPV6, IPV6_V6ONLY));
+	EXPECT_EQ(1, sockopt_get_int(fd, SOL_IPV6, IPV6_V6ONLY));
 	/* An SDP socket is an IPv6 one from then on, as libtirpc expects. */
 	alen = sizeof(ss);
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&ss, &alen));
@@ -323,7 +313,7 @@ static void check_v6only_listener(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, connect(fd, (struct sockaddr *)&ss, alen));
 	afd = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, afd);
-	EXPECT_EQ(1, getsockopt_int(afd, SOL_IPV6, IPV6_V6ONLY));
+	EXPECT_EQ(1, sockopt_get_int(afd, SOL_IPV6, IPV6_V6ONLY));
 	close(afd);
 	close(fd);
 	close(lfd);

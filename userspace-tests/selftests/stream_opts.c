@@ -24,25 +24,6 @@
 #include "kselftest_harness.h"
 #include "sdp_hosts.h"
 
-static int get_int(int fd, int level, int name)
-{
-	socklen_t len = sizeof(int);
-	int val = -1;
-
-	if (getsockopt(fd, level, name, &val, &len))
-		return -errno;
-	if (len != sizeof(int))
-		return -EMSGSIZE;
-	return val;
-}
-
-static int set_int(int fd, int level, int name, int val)
-{
-	if (setsockopt(fd, level, name, &val, sizeof(val)))
-		return -errno;
-	return 0;
-}
-
 static int get_linger(int fd, struct linger *l)
 {
 	socklen_t len = sizeof(*l);
@@ -120,11 +101,11 @@ TEST_F(opts, socket_identity)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
-		EXPECT_EQ(SOCK_STREAM, get_int(fds[i], SOL_SOCKET, SO_TYPE));
-		EXPECT_EQ(IPPROTO_TCP, get_int(fds[i], SOL_SOCKET, SO_PROTOCOL));
-		EXPECT_EQ(DOMAIN(variant), get_int(fds[i], SOL_SOCKET, SO_DOMAIN));
-		EXPECT_EQ(fds[i] == self->lfd, get_int(fds[i], SOL_SOCKET, SO_ACCEPTCONN));
-		EXPECT_EQ(0, get_int(fds[i], SOL_SOCKET, SO_ERROR));
+		EXPECT_EQ(SOCK_STREAM, sockopt_get_int(fds[i], SOL_SOCKET, SO_TYPE));
+		EXPECT_EQ(IPPROTO_TCP, sockopt_get_int(fds[i], SOL_SOCKET, SO_PROTOCOL));
+		EXPECT_EQ(DOMAIN(variant), sockopt_get_int(fds[i], SOL_SOCKET, SO_DOMAIN));
+		EXPECT_EQ(fds[i] == self->lfd, sockopt_get_int(fds[i], SOL_SOCKET, SO_ACCEPTCONN));
+		EXPECT_EQ(0, sockopt_get_int(fds[i], SOL_SOCKET, SO_ERROR));
 	}
 }
 
@@ -134,13 +115,13 @@ TEST_F(opts, socket_identity)
  */
 static int check_bool(int fd, int level, int name)
 {
-	if (get_int(fd, level, name) != 0)
+	if (sockopt_get_int(fd, level, name) != 0)
 		return 1;
-	if (set_int(fd, level, name, 5) || get_int(fd, level, name) != 1)
+	if (sockopt_set_int(fd, level, name, 5) || sockopt_get_int(fd, level, name) != 1)
 		return 2;
-	if (set_int(fd, level, name, 0) || get_int(fd, level, name) != 0)
+	if (sockopt_set_int(fd, level, name, 0) || sockopt_get_int(fd, level, name) != 0)
 		return 3;
-	if (set_int(fd, level, name, 1) || get_int(fd, level, name) != 1)
+	if (sockopt_set_int(fd, level, name, 1) || sockopt_get_int(fd, level, name) != 1)
 		return 4;
 	return 0;
 }
@@ -194,15 +175,15 @@ TEST_F(opts, so_reuseport_off_everywhere)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
-		EXPECT_EQ(0, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
-		EXPECT_EQ(0, set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 0));
-		ret = set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 1);
+		EXPECT_EQ(0, sockopt_get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+		EXPECT_EQ(0, sockopt_set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 0));
+		ret = sockopt_set_int(fds[i], SOL_SOCKET, SO_REUSEPORT, 1);
 		if (ret) {
 			EXPECT_TRUE(variant->sdp);
 			EXPECT_EQ(-EOPNOTSUPP, ret);
-			EXPECT_EQ(0, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+			EXPECT_EQ(0, sockopt_get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
 		} else {
-			EXPECT_EQ(1, get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
+			EXPECT_EQ(1, sockopt_get_int(fds[i], SOL_SOCKET, SO_REUSEPORT));
 		}
 	}
 }
@@ -260,17 +241,17 @@ TEST_F_TIMEOUT(opts, buffer_sizes, 60)
 	int status;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
-		EXPECT_LT(0, get_int(fds[i], SOL_SOCKET, SO_RCVBUF));
-		EXPECT_LT(0, get_int(fds[i], SOL_SOCKET, SO_SNDBUF));
-		EXPECT_EQ(0, set_int(fds[i], SOL_SOCKET, SO_RCVBUF, 65536));
-		EXPECT_EQ(0, set_int(fds[i], SOL_SOCKET, SO_SNDBUF, 65536));
-		EXPECT_LE(65536, get_int(fds[i], SOL_SOCKET, SO_RCVBUF));
-		EXPECT_LE(65536, get_int(fds[i], SOL_SOCKET, SO_SNDBUF));
+		EXPECT_LT(0, sockopt_get_int(fds[i], SOL_SOCKET, SO_RCVBUF));
+		EXPECT_LT(0, sockopt_get_int(fds[i], SOL_SOCKET, SO_SNDBUF));
+		EXPECT_EQ(0, sockopt_set_int(fds[i], SOL_SOCKET, SO_RCVBUF, 65536));
+		EXPECT_EQ(0, sockopt_set_int(fds[i], SOL_SOCKET, SO_SNDBUF, 65536));
+		EXPECT_LE(65536, sockopt_get_int(fds[i], SOL_SOCKET, SO_RCVBUF));
+		EXPECT_LE(65536, sockopt_get_int(fds[i], SOL_SOCKET, SO_SNDBUF));
 	}
-	ASSERT_EQ(0, set_int(self->cfd, SOL_SOCKET, SO_SNDBUF, 4096));
-	ASSERT_EQ(0, set_int(self->afd, SOL_SOCKET, SO_RCVBUF, 4096));
-	EXPECT_LE(4096, get_int(self->cfd, SOL_SOCKET, SO_SNDBUF));
-	EXPECT_LE(4096, get_int(self->afd, SOL_SOCKET, SO_RCVBUF));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_SNDBUF, 4096));
+	ASSERT_EQ(0, sockopt_set_int(self->afd, SOL_SOCKET, SO_RCVBUF, 4096));
+	EXPECT_LE(4096, sockopt_get_int(self->cfd, SOL_SOCKET, SO_SNDBUF));
+	EXPECT_LE(4096, sockopt_get_int(self->afd, SOL_SOCKET, SO_RCVBUF));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -309,8 +290,8 @@ TEST_F_TIMEOUT(opts, unread_both_ways_goes_quiet, 60)
 	ASSERT_LT(0, buf);
 	for (j = 0; j < 2; j++) {
 		/* doubled by the kernel: three buffers */
-		ASSERT_EQ(0, set_int(fds[j], SOL_SOCKET, SO_RCVBUF, buf * 3 / 2));
-		ASSERT_EQ(0, set_int(fds[j], SOL_TCP, TCP_NODELAY, 1));
+		ASSERT_EQ(0, sockopt_set_int(fds[j], SOL_SOCKET, SO_RCVBUF, buf * 3 / 2));
+		ASSERT_EQ(0, sockopt_set_int(fds[j], SOL_TCP, TCP_NODELAY, 1));
 	}
 	/* More messages than the ring has buffers, each way, as they fit. */
 	for (i = 0; i < 2 * ring; i++) {
@@ -422,16 +403,16 @@ TEST_F(opts, tcp_cork)
 {
 	uint64_t off = 0, roff = 0;
 
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
-	EXPECT_EQ(1, get_int(self->cfd, SOL_TCP, TCP_CORK));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
+	EXPECT_EQ(1, sockopt_get_int(self->cfd, SOL_TCP, TCP_CORK));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 10, 0));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 20, 0));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 2, &off, 3000, 0));
 	EXPECT_EQ(3030, ioctl_int(self->cfd, SIOCOUTQNSD));
 	EXPECT_EQ(3030, ioctl_int(self->cfd, SIOCOUTQ));
 	EXPECT_EQ(0, ioctl_int(self->afd, SIOCINQ));
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
-	EXPECT_EQ(0, get_int(self->cfd, SOL_TCP, TCP_CORK));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
+	EXPECT_EQ(0, sockopt_get_int(self->cfd, SOL_TCP, TCP_CORK));
 	EXPECT_EQ(0, ioctl_int(self->cfd, SIOCOUTQNSD));
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, 2, &roff, 3030, 0));
 }
@@ -441,12 +422,12 @@ TEST_F(opts, tcp_cork_ceiling)
 {
 	uint64_t off = 0, roff = 0;
 
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
 	ASSERT_EQ(0, stream_send_pattern(self->cfd, 3, &off, 100, 0));
 	EXPECT_EQ(100, ioctl_int(self->cfd, SIOCOUTQNSD));
 	ASSERT_EQ(0, stream_wait_bytes(self->afd, 100, STREAM_WAIT_MS));
 	EXPECT_EQ(0, ioctl_int(self->cfd, SIOCOUTQNSD));
-	EXPECT_EQ(1, get_int(self->cfd, SOL_TCP, TCP_CORK));
+	EXPECT_EQ(1, sockopt_get_int(self->cfd, SOL_TCP, TCP_CORK));
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, 3, &roff, 100, 0));
 }
 
@@ -486,10 +467,10 @@ TEST_F(opts, tcp_cork_fills_messages)
 	data0 = sdp_stat("TxMsgData");
 	updates0 = sdp_stat("CreditUpdates");
 	ASSERT_LE(0, data0);
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_CORK, 1));
 	for (i = 0; i < WRITES; i++)
 		ASSERT_EQ(0, stream_send_pattern(self->cfd, 4, &off, SIZE, 0));
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_CORK, 0));
 	ASSERT_EQ(0, stream_recv_pattern(self->afd, 4, &roff, WRITES * SIZE, 0));
 	msgs = sdp_stat("TxMsgData") - data0 -
 	       (sdp_stat("CreditUpdates") - updates0);
@@ -509,9 +490,9 @@ TEST_F(opts, tcp_nodelay)
 	char buf[64];
 	int i;
 
-	ASSERT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_NODELAY, 1));
-	ASSERT_EQ(0, set_int(self->afd, SOL_TCP, TCP_NODELAY, 1));
-	EXPECT_EQ(1, get_int(self->cfd, SOL_TCP, TCP_NODELAY));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_NODELAY, 1));
+	ASSERT_EQ(0, sockopt_set_int(self->afd, SOL_TCP, TCP_NODELAY, 1));
+	EXPECT_EQ(1, sockopt_get_int(self->cfd, SOL_TCP, TCP_NODELAY));
 	for (i = 0; i < 100; i++) {
 		snprintf(buf, sizeof(buf), "ping %d", i);
 		ASSERT_EQ((ssize_t)strlen(buf), write(self->cfd, buf, strlen(buf)));
@@ -533,16 +514,16 @@ TEST_F(opts, tcp_maxseg)
 	uint64_t off = 0, roff = 0;
 	int afd, mss;
 
-	ASSERT_EQ(0, set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 1000));
-	EXPECT_EQ(1000, get_int(self->ufd, SOL_TCP, TCP_MAXSEG));
-	EXPECT_EQ(-EINVAL, set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 10));
-	EXPECT_EQ(-EINVAL, set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 87));
-	EXPECT_EQ(-EINVAL, set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 32768));
-	EXPECT_EQ(-EINVAL, set_int(self->ufd, SOL_TCP, TCP_MAXSEG, -1));
-	EXPECT_EQ(1000, get_int(self->ufd, SOL_TCP, TCP_MAXSEG));
+	ASSERT_EQ(0, sockopt_set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 1000));
+	EXPECT_EQ(1000, sockopt_get_int(self->ufd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_EQ(-EINVAL, sockopt_set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 10));
+	EXPECT_EQ(-EINVAL, sockopt_set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 87));
+	EXPECT_EQ(-EINVAL, sockopt_set_int(self->ufd, SOL_TCP, TCP_MAXSEG, 32768));
+	EXPECT_EQ(-EINVAL, sockopt_set_int(self->ufd, SOL_TCP, TCP_MAXSEG, -1));
+	EXPECT_EQ(1000, sockopt_get_int(self->ufd, SOL_TCP, TCP_MAXSEG));
 
 	ASSERT_EQ(0, stream_connect_fd(self->ufd, self->lfd, &self->b, self->blen, &afd));
-	mss = get_int(self->ufd, SOL_TCP, TCP_MAXSEG);
+	mss = sockopt_get_int(self->ufd, SOL_TCP, TCP_MAXSEG);
 	EXPECT_LT(0, mss);
 	EXPECT_GE(1000, mss);
 	ASSERT_EQ(0, stream_send_pattern(self->ufd, 3, &off, 16000, 0));
@@ -557,21 +538,21 @@ TEST_F(opts, tcp_maxseg)
  */
 static int check_keepalive(int fd, int name, int max, int dflt)
 {
-	if (get_int(fd, SOL_TCP, name) != dflt)
+	if (sockopt_get_int(fd, SOL_TCP, name) != dflt)
 		return 1;
-	if (set_int(fd, SOL_TCP, name, 3) || get_int(fd, SOL_TCP, name) != 3)
+	if (sockopt_set_int(fd, SOL_TCP, name, 3) || sockopt_get_int(fd, SOL_TCP, name) != 3)
 		return 2;
-	if (set_int(fd, SOL_TCP, name, 0) != -EINVAL)
+	if (sockopt_set_int(fd, SOL_TCP, name, 0) != -EINVAL)
 		return 3;
-	if (set_int(fd, SOL_TCP, name, -1) != -EINVAL)
+	if (sockopt_set_int(fd, SOL_TCP, name, -1) != -EINVAL)
 		return 4;
-	if (set_int(fd, SOL_TCP, name, max + 1) != -EINVAL)
+	if (sockopt_set_int(fd, SOL_TCP, name, max + 1) != -EINVAL)
 		return 5;
-	if (get_int(fd, SOL_TCP, name) != 3)
+	if (sockopt_get_int(fd, SOL_TCP, name) != 3)
 		return 6;
-	if (set_int(fd, SOL_TCP, name, max) || get_int(fd, SOL_TCP, name) != max)
+	if (sockopt_set_int(fd, SOL_TCP, name, max) || sockopt_get_int(fd, SOL_TCP, name) != max)
 		return 7;
-	if (set_int(fd, SOL_TCP, name, 1) || get_int(fd, SOL_TCP, name) != 1)
+	if (sockopt_set_int(fd, SOL_TCP, name, 1) || sockopt_get_int(fd, SOL_TCP, name) != 1)
 		return 8;
 	return 0;
 }
@@ -617,7 +598,7 @@ TEST_F(opts, tcp_info)
 	ASSERT_EQ(0, getsockopt(self->ufd, SOL_TCP, TCP_INFO, &info, &len));
 	EXPECT_EQ(sizeof(info), len);
 	EXPECT_EQ(TCP_ESTABLISHED, info.base.tcpi_state);
-	EXPECT_EQ(get_int(self->ufd, SOL_TCP, TCP_MAXSEG), (int)info.base.tcpi_snd_mss);
+	EXPECT_EQ(sockopt_get_int(self->ufd, SOL_TCP, TCP_MAXSEG), (int)info.base.tcpi_snd_mss);
 	EXPECT_LT(0, info.base.tcpi_rcv_mss);
 	EXPECT_LE(100000, info.bytes_sent);
 	EXPECT_LT(0, info.segs_out);
@@ -654,8 +635,8 @@ TEST_F(opts, tcp_keepalive)
 	unsigned int i, j;
 
 	for (j = 0; j < ARRAY_SIZE(fds); j++) {
-		EXPECT_EQ(0, set_int(fds[j], SOL_SOCKET, SO_KEEPALIVE, 1));
-		EXPECT_EQ(1, get_int(fds[j], SOL_SOCKET, SO_KEEPALIVE));
+		EXPECT_EQ(0, sockopt_set_int(fds[j], SOL_SOCKET, SO_KEEPALIVE, 1));
+		EXPECT_EQ(1, sockopt_get_int(fds[j], SOL_SOCKET, SO_KEEPALIVE));
 		for (i = 0; i < ARRAY_SIZE(k); i++) {
 			EXPECT_EQ(0, check_keepalive(fds[j], k[i].name, k[i].max,
 						     sdp_sysctl_int(k[i].sysctl)))
@@ -667,15 +648,15 @@ TEST_F(opts, tcp_keepalive)
 
 TEST_F(opts, tcp_user_timeout)
 {
-	EXPECT_EQ(0, get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
-	EXPECT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, 5000));
-	EXPECT_EQ(5000, get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
-	EXPECT_EQ(-EINVAL, set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, -1));
-	EXPECT_EQ(5000, get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
-	EXPECT_EQ(0, set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, 0));
-	EXPECT_EQ(0, get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
-	EXPECT_EQ(0, set_int(self->ufd, SOL_TCP, TCP_USER_TIMEOUT, 1));
-	EXPECT_EQ(1, get_int(self->ufd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(0, sockopt_get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, 5000));
+	EXPECT_EQ(5000, sockopt_get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(-EINVAL, sockopt_set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, -1));
+	EXPECT_EQ(5000, sockopt_get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(0, sockopt_set_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, 0));
+	EXPECT_EQ(0, sockopt_get_int(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	EXPECT_EQ(0, sockopt_set_int(self->ufd, SOL_TCP, TCP_USER_TIMEOUT, 1));
+	EXPECT_EQ(1, sockopt_get_int(self->ufd, SOL_TCP, TCP_USER_TIMEOUT));
 }
 
 /* Short or missing values: EINVAL and EFAULT, at either level. */
@@ -710,12 +691,12 @@ TEST_F(opts, unknown_options)
 	socklen_t len = sizeof(int);
 	int val = 1;
 
-	EXPECT_EQ(-ENOPROTOOPT, get_int(self->cfd, SOL_TCP, 9999));
-	EXPECT_EQ(-ENOPROTOOPT, set_int(self->cfd, SOL_TCP, 9999, 1));
-	EXPECT_EQ(-ENOPROTOOPT, get_int(self->ufd, SOL_TCP, 9999));
-	EXPECT_EQ(-ENOPROTOOPT, set_int(self->ufd, SOL_TCP, 9999, 1));
-	EXPECT_EQ(-ENOPROTOOPT, get_int(self->cfd, SOL_SOCKET, 9999));
-	EXPECT_EQ(-ENOPROTOOPT, set_int(self->cfd, SOL_SOCKET, 9999, 1));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_get_int(self->cfd, SOL_TCP, 9999));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_set_int(self->cfd, SOL_TCP, 9999, 1));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_get_int(self->ufd, SOL_TCP, 9999));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_set_int(self->ufd, SOL_TCP, 9999, 1));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_get_int(self->cfd, SOL_SOCKET, 9999));
+	EXPECT_EQ(-ENOPROTOOPT, sockopt_set_int(self->cfd, SOL_SOCKET, 9999, 1));
 	/* An unknown level, to set (to get, IPv4 says EOPNOTSUPP). */
 	EXPECT_EQ(-1, setsockopt(self->cfd, 9999, 1, &val, len));
 	EXPECT_EQ(ENOPROTOOPT, errno);
@@ -793,12 +774,12 @@ TEST_F(opts, accepted_inherits_listener_options)
 	lfd = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, lfd);
 	for (i = 0; i < ARRAY_SIZE(o); i++)
-		ASSERT_EQ(0, set_int(lfd, o[i].level, o[i].name, o[i].val));
+		ASSERT_EQ(0, sockopt_set_int(lfd, o[i].level, o[i].name, o[i].val));
 	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
-	ASSERT_EQ(0, set_int(lfd, SOL_SOCKET, SO_RCVBUF, 65536));
-	ASSERT_EQ(0, set_int(lfd, SOL_SOCKET, SO_SNDBUF, 65536));
-	rcvbuf = get_int(lfd, SOL_SOCKET, SO_RCVBUF);
-	sndbuf = get_int(lfd, SOL_SOCKET, SO_SNDBUF);
+	ASSERT_EQ(0, sockopt_set_int(lfd, SOL_SOCKET, SO_RCVBUF, 65536));
+	ASSERT_EQ(0, sockopt_set_int(lfd, SOL_SOCKET, SO_SNDBUF, 65536));
+	rcvbuf = sockopt_get_int(lfd, SOL_SOCKET, SO_RCVBUF);
+	sndbuf = sockopt_get_int(lfd, SOL_SOCKET, SO_SNDBUF);
 	ASSERT_EQ(0, set_timeo(lfd, SO_RCVTIMEO, 400000));
 	ASSERT_EQ(0, set_timeo(lfd, SO_SNDTIMEO, 500000));
 	ASSERT_EQ(0, stream_listen(lfd, variant->family, &b, &blen));
@@ -806,20 +787,20 @@ TEST_F(opts, accepted_inherits_listener_options)
 				    &cfd, &afd));
 
 	for (i = 0; i < ARRAY_SIZE(o); i++) {
-		EXPECT_EQ(o[i].val, get_int(afd, o[i].level, o[i].name))
+		EXPECT_EQ(o[i].val, sockopt_get_int(afd, o[i].level, o[i].name))
 			TH_LOG("option %u", i);
 	}
 	l = (struct linger){ -1, -1 };
 	ASSERT_EQ(0, get_linger(afd, &l));
 	EXPECT_EQ(1, l.l_onoff);
 	EXPECT_EQ(4, l.l_linger);
-	EXPECT_EQ(rcvbuf, get_int(afd, SOL_SOCKET, SO_RCVBUF));
-	EXPECT_EQ(sndbuf, get_int(afd, SOL_SOCKET, SO_SNDBUF));
+	EXPECT_EQ(rcvbuf, sockopt_get_int(afd, SOL_SOCKET, SO_RCVBUF));
+	EXPECT_EQ(sndbuf, sockopt_get_int(afd, SOL_SOCKET, SO_SNDBUF));
 	EXPECT_EQ(400000, get_timeo(afd, SO_RCVTIMEO));
 	EXPECT_EQ(500000, get_timeo(afd, SO_SNDTIMEO));
 	/* The client was never told any of it. */
-	EXPECT_EQ(0, get_int(cfd, SOL_TCP, TCP_NODELAY));
-	EXPECT_EQ(0, get_int(cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(0, sockopt_get_int(cfd, SOL_TCP, TCP_NODELAY));
+	EXPECT_EQ(0, sockopt_get_int(cfd, SOL_SOCKET, SO_KEEPALIVE));
 	close(afd);
 	close(cfd);
 	close(lfd);
@@ -840,7 +821,7 @@ TEST_F(opts, so_reuseaddr_bind)
 
 	fd = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, stream_listen(fd, variant->family, &b, &blen));
 	ASSERT_EQ(0, stream_connect(variant->sdp, variant->family, fd, &b, blen,
 				    &cfd, &afd));
@@ -853,7 +834,7 @@ TEST_F(opts, so_reuseaddr_bind)
 
 	fd = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
 	EXPECT_EQ(0, bind(fd, (struct sockaddr *)&b, blen));
 	EXPECT_EQ(0, listen(fd, 4));
 	ASSERT_EQ(0, stream_connect(variant->sdp, variant->family, fd, &b, blen,
@@ -867,8 +848,8 @@ TEST_F(opts, so_reuseaddr_bind)
 	fd2 = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
-	ASSERT_EQ(0, set_int(fd2, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd2, SOL_SOCKET, SO_REUSEADDR, 1));
 	blen = sdp_host_addr(&b, variant->family, 'B', 0);
 	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&b, blen));
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&b, &blen));
@@ -895,8 +876,8 @@ TEST_F(opts, so_reuseport_listeners)
 	ASSERT_LE(0, l1);
 	ASSERT_LE(0, l2);
 	ASSERT_LE(0, l3);
-	ASSERT_EQ(0, set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
-	ASSERT_EQ(0, set_int(l2, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(l2, SOL_SOCKET, SO_REUSEPORT, 1));
 	ASSERT_EQ(0, stream_listen(l1, variant->family, &b, &blen));
 	ASSERT_EQ(0, bind(l2, (struct sockaddr *)&b, blen));
 	ASSERT_EQ(0, listen(l2, 16));
@@ -960,8 +941,8 @@ TEST_F(opts, so_reuseaddr_not_beside_listener)
 	fd2 = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
-	ASSERT_EQ(0, set_int(fd2, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd2, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, stream_listen(fd, variant->family, &b, &blen));
 	EXPECT_EQ(-1, bind(fd2, (struct sockaddr *)&b, blen));
 	EXPECT_EQ(EADDRINUSE, errno);
@@ -1025,8 +1006,8 @@ TEST_F(opts, so_reuseport_listener_closes)
 	l2 = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, l1);
 	ASSERT_LE(0, l2);
-	ASSERT_EQ(0, set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
-	ASSERT_EQ(0, set_int(l2, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(l2, SOL_SOCKET, SO_REUSEPORT, 1));
 	ASSERT_EQ(0, stream_listen(l1, variant->family, &b, &blen));
 	ASSERT_EQ(0, bind(l2, (struct sockaddr *)&b, blen));
 	ASSERT_EQ(0, listen(l2, 16));
@@ -1060,7 +1041,7 @@ TEST_F(opts, so_reuseport_other_user_refused)
 
 	l1 = stream_socket(variant->sdp, variant->family, 0);
 	ASSERT_LE(0, l1);
-	ASSERT_EQ(0, set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(l1, SOL_SOCKET, SO_REUSEPORT, 1));
 	ASSERT_EQ(0, stream_listen(l1, variant->family, &b, &blen));
 
 	pid = fork();
@@ -1072,7 +1053,7 @@ TEST_F(opts, so_reuseport_other_user_refused)
 		if (setegid(65534) || seteuid(65534))
 			_exit(1);
 		fd = stream_socket(variant->sdp, variant->family, 0);
-		if (fd < 0 || set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1))
+		if (fd < 0 || sockopt_set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1))
 			_exit(2);
 		if (!bind(fd, (struct sockaddr *)&b, blen))
 			_exit(3);
@@ -1123,9 +1104,9 @@ static void set_jdk_options(struct __test_metadata *_metadata, int fd)
 {
 	struct linger l = { 1, 3 };
 
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1));
-	ASSERT_EQ(0, set_int(fd, SOL_SOCKET, SO_OOBINLINE, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1));
+	ASSERT_EQ(0, sockopt_set_int(fd, SOL_SOCKET, SO_OOBINLINE, 1));
 	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
 }
 
@@ -1134,10 +1115,10 @@ static void check_jdk_options(struct __test_metadata *_metadata, int fd,
 {
 	struct linger l = { -1, -1 };
 
-	EXPECT_EQ(DOMAIN(variant), get_int(fd, SOL_SOCKET, SO_DOMAIN));
-	EXPECT_EQ(1, get_int(fd, SOL_SOCKET, SO_REUSEADDR));
-	EXPECT_EQ(1, get_int(fd, SOL_SOCKET, SO_REUSEPORT));
-	EXPECT_EQ(1, get_int(fd, SOL_SOCKET, SO_OOBINLINE));
+	EXPECT_EQ(DOMAIN(variant), sockopt_get_int(fd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(1, sockopt_get_int(fd, SOL_SOCKET, SO_REUSEADDR));
+	EXPECT_EQ(1, sockopt_get_int(fd, SOL_SOCKET, SO_REUSEPORT));
+	EXPECT_EQ(1, sockopt_get_int(fd, SOL_SOCKET, SO_OOBINLINE));
 	ASSERT_EQ(0, get_linger(fd, &l));
 	EXPECT_EQ(1, l.l_onoff);
 	EXPECT_EQ(3, l.l_linger);

@@ -90,25 +90,8 @@ static void *late_lowat(void *arg)
 	struct late_lowat *l = arg;
 
 	usleep(l->delay_us);
-	l->err = setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &l->val,
-			    sizeof(l->val)) ? -errno : 0;
+	l->err = sockopt_set_int(l->fd, SOL_SOCKET, SO_RCVLOWAT, l->val);
 	return NULL;
-}
-
-static int rcvlowat_set(int fd, int val)
-{
-	return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, sizeof(val)) ?
-	       -errno : 0;
-}
-
-static int sockopt_int(int fd, int name)
-{
-	socklen_t len = sizeof(int);
-	int val = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, name, &val, &len))
-		return -errno;
-	return val;
 }
 
 FIXTURE(ready)
@@ -452,8 +435,8 @@ TEST_F(ready, rcvlowat_gates_readable)
 	pthread_t t;
 	int ep;
 
-	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
-	EXPECT_EQ(100, sockopt_int(self->cfd, SO_RCVLOWAT));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT, 100));
+	EXPECT_EQ(100, sockopt_get_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT));
 	ASSERT_EQ(0, stream_send_pattern(self->afd, 1, &off, 60, 0));
 	ASSERT_EQ(0, stream_wait_bytes(self->cfd, 60, STREAM_WAIT_MS));
 	EXPECT_EQ(POLLOUT, mask(self->cfd));
@@ -469,7 +452,7 @@ TEST_F(ready, rcvlowat_gates_readable)
 	EXPECT_EQ(POLLIN | POLLOUT, mask(self->cfd));
 
 	/* Raised again: not readable until the rest comes. */
-	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT, 100));
 	EXPECT_EQ(POLLOUT, mask(self->cfd));
 	ASSERT_EQ(0, pthread_create(&t, NULL, late_write, &w));
 	EXPECT_EQ(POLLIN, stream_wait(self->cfd, POLLIN, STREAM_WAIT_MS));
@@ -491,7 +474,7 @@ TEST_F(ready, rcvlowat_blocking_recv)
 	pthread_t t;
 
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
-	ASSERT_EQ(0, rcvlowat_set(self->cfd, 100));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT, 100));
 	ASSERT_EQ(0, stream_send_pattern(self->afd, 1, &off, 60, 0));
 	ASSERT_EQ(0, stream_wait_bytes(self->cfd, 60, STREAM_WAIT_MS));
 	ASSERT_EQ(0, pthread_create(&t, NULL, late_write, &w));
@@ -513,14 +496,14 @@ TEST_F_TIMEOUT(ready, rcvlowat_capped_and_full_buffer_readable, 120)
 
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
 				sizeof(rcvbuf)));
-	rcvbuf_now = sockopt_int(self->cfd, SO_RCVBUF);
+	rcvbuf_now = sockopt_get_int(self->cfd, SOL_SOCKET, SO_RCVBUF);
 	ASSERT_LT(0, rcvbuf_now);
-	ASSERT_EQ(0, rcvlowat_set(self->cfd, INT_MAX));
-	EXPECT_EQ(rcvbuf_now / 2, sockopt_int(self->cfd, SO_RCVLOWAT));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT, INT_MAX));
+	EXPECT_EQ(rcvbuf_now / 2, sockopt_get_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT));
 	ASSERT_EQ(0, stream_fill_sndbuf(self->afd, 4, &sent, 256ull << 20));
 	EXPECT_EQ(POLLIN, stream_wait(self->cfd, POLLIN, STREAM_WAIT_MS));
 	/* The tail may be shorter than the mark: drained with it at 1. */
-	ASSERT_EQ(0, rcvlowat_set(self->cfd, 1));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, SOL_SOCKET, SO_RCVLOWAT, 1));
 	EXPECT_EQ(0, stream_recv_pattern(self->cfd, 4, &rcvd, sent, 65536));
 }
 
