@@ -22,13 +22,15 @@
 # size = the block size, unit MB/s).  Then kernel RPC bandwidth, the
 # kernel RPC bandwidth modules (kmod-rpc-bw/) on the patched sunrpc.ko:
 # WRITE calls from the client module on host A, a thread per connection,
-# to the server module on host B (krpc_case; rows rpc_kernel_NETID_cCONNS)
-# and to the multi-threaded user server (rows rpc_k2u_NETID_cCONNS).
+# to the server module on host B (krpc_case; rows rpc_kernel_NETID_cCONNS),
+# the same over one connection with several calls in flight on it, as an
+# NFS mount's slots (rows rpc_kdepth_NETID_c1), and to the multi-threaded
+# user server (rows rpc_k2u_NETID_cCONNS).
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
 # SDP_BENCH_SETUP_THREADS, SDP_BENCH_RPC_BLOCKS,
-# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB: see run-bench.
+# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH: see run-bench.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,6 +55,7 @@ SETUP_PORT=18640                            # conn_rate's listener
 read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
 read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
+KRPC_DEPTH=${SDP_BENCH_KRPC_DEPTH:-4}       # calls in flight, kdepth rows; 0: none
 RPC_PORT=20051                              # the RPC server's, tcp and sdp
 KRPC_PORT=20050                             # the kernel RPC server's
 KRPC_DIR=$SDP_BUILD/kmod-rpc-bw/$(uname -r)
@@ -289,9 +292,9 @@ rpc_case() {
 
 # The kernel RPC modules: the server module on the bed's addresses (TCP
 # and SDP listeners on KRPC_PORT, registered with rpcbind), a thread for
-# each connection of the most a run uses; the client module.
+# each call in flight of the most a run has; the client module.
 start_krpc() {
-    local max=1 c
+    local max=$KRPC_DEPTH c
     for c in "${RPC_CONNS[@]}"; do ((c > max)) && max=$c; done
     sdp_rpc_rpcbind
     sunrpc_load_patched >>"$LOG"
@@ -300,12 +303,16 @@ start_krpc() {
 }
 
 # krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls
-# of BLOCK bytes from the client module over CONNS connections, to the
-# server module (KIND kernel) or the user server (KIND k2u); a run fails
-# unless every call succeeded and the server module counted every byte
-# intact (the user server's count is in rpc-server.log).
+# of BLOCK bytes from the client module over CONNS connections, one call
+# in flight on each, to the server module (KIND kernel) or the user server
+# (KIND k2u), or KRPC_DEPTH calls in flight on each, to the server module
+# (KIND kdepth); a run fails unless every call succeeded and the server
+# module counted every byte intact (the user server's count is in
+# rpc-server.log).
 krpc_case() {
     local kind=$1 netid=$2 conns=$3 block=$4 run res port=$KRPC_PORT total b0 b1 bad0 mbps vals=()
+    local depth=1
+    [[ $kind == kdepth ]] && depth=$KRPC_DEPTH
     total=$((RPC_MIB * 1048576))
     module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
         { echo "cannot load the kernel RPC modules (see bench.log)"; return 1; }
@@ -318,7 +325,7 @@ krpc_case() {
         b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
         # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
         if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
-             "$SDP_B4 $port $netid write $block $total $conns" "$KRPC_DBG/run" 2>>"$LOG"; then
+             "$SDP_B4 $port $netid write $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
             echo "the run failed: $(tail -n1 "$LOG"), $(cat "$KRPC_DBG/result")"; return 1
         fi
         res=$(cat "$KRPC_DBG/result")
@@ -326,7 +333,7 @@ krpc_case() {
         [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
            $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
             { echo "the run failed: $res"; return 1; }
-        if [[ $kind == kernel ]]; then
+        if [[ $kind != k2u ]]; then
             b1=$(field bytes "$(cat "$KRPC_STATS")")
             (($(field bad "$(cat "$KRPC_STATS")") == bad0 && b1 - b0 == total)) ||
                 { echo "the server module counted $((b1 - b0)) bytes intact, want $total"; return 1; }
@@ -335,7 +342,7 @@ krpc_case() {
         echo "rpc_${kind}_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
         vals+=("$mbps")
     done
-    echo "rpc $kind $netid x$conns, $block B blocks: ${vals[*]} MB/s"
+    echo "rpc $kind $netid x$conns (calls in flight: $depth), $block B blocks: ${vals[*]} MB/s"
 }
 
 # meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
@@ -421,6 +428,7 @@ mkdir -p "$OUT"
     echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"
     echo "tests: ${TESTS[*]}; sizes: ${SIZES[*]}; runs: $RUNS; time: $TIME s; rstream: $RS_SIZE B x $RS_MIB MiB"
     echo "rpc: blocks ${RPC_BLOCKS[*]}; connections ${RPC_CONNS[*]}; $RPC_MIB MiB per run;" \
+         "kernel calls in flight on one connection (kdepth): $KRPC_DEPTH;" \
          "libtirpc $(dpkg-query -W -f '${Version}' libtirpc3 2>/dev/null || echo '?') with libtirpc-sdp.so"
     p=/sys/module/sdp/parameters
     echo "idle connections: $IDLE; sdp rings per end: rx $(cat $p/rx_ring_size) x $(cat $p/rx_buf_size) B," \
@@ -456,6 +464,11 @@ if ((RPC_MIB > 0)); then
             done
         done
     done
+    if ((KRPC_DEPTH > 0)); then
+        for block in "${RPC_BLOCKS[@]}"; do
+            cases+=("krpc_kdepth tcp 1 $(bytes "$block")" "krpc_kdepth sdp 1 $(bytes "$block")")
+        done
+    fi
 fi
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)

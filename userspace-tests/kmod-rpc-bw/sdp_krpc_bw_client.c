@@ -5,21 +5,27 @@
  * installed, loaded by the tests with the patched sunrpc.ko in place.
  *
  * debugfs, in /sys/kernel/debug/sdp_krpc_bw_client/:
- *   run     write "ADDR PORT NETID PROC BLOCK TOTAL CONNS": CONNS kernel
- *           threads, each with an RPC client of its own (rpc_create(), so a
- *           connection of its own), move TOTAL bytes between them in calls
- *           of BLOCK bytes (the last one of a thread may be shorter) to the
- *           server at ADDR (IPv4 or IPv6) PORT (0: ask its rpcbind, over
- *           TCP, which the SunRPC series does for sdp too).
+ *   run     write "ADDR PORT NETID PROC BLOCK TOTAL CONNS [DEPTH]": CONNS
+ *           connections, each an RPC client of its own (rpc_create()), each
+ *           with DEPTH calls in flight (default 1): DEPTH kernel threads a
+ *           connection, one call at a time each, the first on the client,
+ *           the others on clones of it (rpc_clone_client(): the same
+ *           transport, so the same connection, as an NFS mount's slots).
+ *           Together they move TOTAL bytes in calls of BLOCK bytes (the
+ *           last one of a thread may be shorter) to the server at ADDR
+ *           (IPv4 or IPv6) PORT (0: ask its rpcbind, over TCP, which the
+ *           SunRPC series does for sdp too).
  *           NETID: tcp, tcp6, sdp or sdp6; PROC: write (WRITE calls, which
  *           the server checks) or read (READ calls, checked here); BLOCK:
- *           1 to 1 MiB; CONNS: 1 to 64.  The write returns when the run is
- *           over: the first error of a call, if any (-EBUSY while another
- *           run goes on, -EINVAL for a bad line).  A signal that kills the
- *           writer ends the run early.
+ *           1 to 1 MiB; CONNS: 1 to 64; DEPTH: 1 to 16, at most 64 threads
+ *           in all.  The write returns when the run is over: the first
+ *           error of a call, if any (-EBUSY while another run goes on,
+ *           -EINVAL for a bad line).  A signal that kills the writer ends
+ *           the run early.
  *   result  the last run, one line:
  *           "calls=N bytes=N ns=N errors=N bad_read=N bad_write=N
- *            first_error=E netid=X server_netid=Y proc=P block=N conns=N"
+ *            first_error=E netid=X server_netid=Y proc=P block=N conns=N
+ *            depth=N"
  *           calls and bytes: those that succeeded; ns: from the moment
  *           every connection was up to the end of the last call (not
  *           counting the connections' teardown); errors: calls that failed
@@ -65,7 +71,8 @@ static unsigned int timeout_s = 30;
 module_param(timeout_s, uint, 0644);
 MODULE_PARM_DESC(timeout_s, "Seconds an RPC call waits for its reply, twice (at least 1)");
 
-#define KBC_MAX_CONNS		64
+#define KBC_MAX_CALLERS		64	/* threads of a run */
+#define KBC_MAX_DEPTH		16	/* calls in flight a connection */
 #define KBC_RESULT_SIZE		320
 #define KBC_CMD_SIZE		160	/* a command line and its NUL */
 
@@ -240,12 +247,17 @@ static const struct rpc_program kbc_program = {
 struct kbc_run;
 
 /**
- * struct kbc_conn - one connection of a run and the thread that drives it
+ * struct kbc_caller - one thread of a run and its calls, one at a time
  * @run: the run
  * @task: the thread (a reference held by the run until kthread_stop())
+ * @first: the first caller of its connection (itself if it is that one)
+ * @up: completed by the first caller of a connection once its client is
+ *	created, or could not be (then @clnt stays NULL)
  * @clnt: its RPC client while calls may be under way, else NULL; set and
  *	cleared by the thread under @run->lock, read under it by the writer
- *	to kill the calls of a run that must end
+ *	to kill the calls of a run that must end, and by the connection's
+ *	other callers, after @up, to clone it (it stays until they are all
+ *	up: the first caller makes no call before then)
  * @stream: the stream number of its blocks
  * @share: the bytes it moves
  * @pages: pages for a block
@@ -254,9 +266,11 @@ struct kbc_run;
  * @netid: its transport's netid
  * @server_netid: what the server said of its end
  */
-struct kbc_conn {
+struct kbc_caller {
 	struct kbc_run		*run;
 	struct task_struct	*task;
+	struct kbc_caller	*first;
+	struct completion	up;
 	struct rpc_clnt		*clnt;
 	u32			stream;
 	u64			share;
@@ -276,8 +290,10 @@ struct kbc_conn {
  * @proc: SDP_BW_WRITE or SDP_BW_READ
  * @block: bytes a call
  * @conns: connections
+ * @depth: callers a connection
+ * @callers: threads, @conns * @depth
  * @stop: the run must end: the threads make no more calls
- * @lock: guards each conn's @clnt
+ * @lock: guards each caller's @clnt
  * @starting: threads not yet past their client's creation
  * @running: threads not yet done
  * @all_up: completed when @starting drops to 0
@@ -289,7 +305,7 @@ struct kbc_conn {
  * @bad_read: READ blocks not intact
  * @bad_write: WRITE blocks the server found damaged
  * @first_error: the first error, 0 if none
- * @conn: the connections
+ * @caller: the callers, those of connection i at i * @depth onwards
  */
 struct kbc_run {
 	struct sockaddr_storage	addr;
@@ -298,8 +314,10 @@ struct kbc_run {
 	u32			proc;
 	u32			block;
 	unsigned int		conns;
+	unsigned int		depth;
+	unsigned int		callers;
 	bool			stop;
-	spinlock_t		lock;	/* guards each conn's clnt */
+	spinlock_t		lock;	/* guards each caller's clnt */
 	atomic_t		starting;
 	atomic_t		running;
 	struct completion	all_up;
@@ -311,7 +329,7 @@ struct kbc_run {
 	atomic64_t		bad_read;
 	atomic64_t		bad_write;
 	atomic_t		first_error;
-	struct kbc_conn		conn[];
+	struct kbc_caller	caller[];
 };
 
 static DEFINE_MUTEX(kbc_run_lock);	/* one run at a time */
@@ -351,6 +369,43 @@ static struct rpc_clnt *kbc_create_client(struct kbc_run *run)
 	return rpc_create(&args);	/* pings the server (NULL) */
 }
 
+/*
+ * @c's client: a new one (a connection) for the first caller of a
+ * connection, a clone of the first caller's (its connection) for the
+ * others; NULL if there is none.
+ */
+static struct rpc_clnt *kbc_caller_client(struct kbc_caller *c)
+{
+	struct kbc_run *run = c->run;
+	struct rpc_clnt *clnt;
+
+	if (c->first == c) {
+		clnt = kbc_create_client(run);
+		if (IS_ERR(clnt)) {
+			kbc_error(run, PTR_ERR(clnt));
+			clnt = NULL;
+		}
+	} else {
+		wait_for_completion(&c->first->up);
+		if (!c->first->clnt)
+			return NULL;	/* counted by the first */
+		clnt = rpc_clone_client(c->first->clnt);
+		if (IS_ERR(clnt)) {
+			kbc_error(run, PTR_ERR(clnt));
+			clnt = NULL;
+		}
+	}
+	if (clnt) {
+		strscpy(c->netid, rpc_peeraddr2str(clnt, RPC_DISPLAY_NETID),
+			sizeof(c->netid));
+		spin_lock(&run->lock);
+		c->clnt = clnt;
+		spin_unlock(&run->lock);
+	}
+	complete_all(&c->up);
+	return clnt;
+}
+
 static int kbc_call(struct rpc_clnt *clnt, u32 proc, void *argp, void *resp)
 {
 	struct rpc_message msg = {
@@ -362,8 +417,8 @@ static int kbc_call(struct rpc_clnt *clnt, u32 proc, void *argp, void *resp)
 	return rpc_call_sync(clnt, &msg, 0);
 }
 
-/* The connection's share of the run, in calls of run->block bytes. */
-static void kbc_transfer(struct kbc_conn *c, struct rpc_clnt *clnt)
+/* The caller's share of the run, in calls of run->block bytes. */
+static void kbc_transfer(struct kbc_caller *c, struct rpc_clnt *clnt)
 {
 	struct kbc_run *run = c->run;
 	struct kbc_block b = { .stream = c->stream, .pages = c->pages };
@@ -396,25 +451,15 @@ static void kbc_transfer(struct kbc_conn *c, struct rpc_clnt *clnt)
 	}
 }
 
-static int kbc_conn_thread(void *data)
+static int kbc_caller_thread(void *data)
 {
-	struct kbc_conn *c = data;
+	struct kbc_caller *c = data;
 	struct kbc_run *run = c->run;
 	struct kbc_netid server_netid;
 	struct rpc_clnt *clnt;
 	int err;
 
-	clnt = kbc_create_client(run);
-	if (IS_ERR(clnt)) {
-		kbc_error(run, PTR_ERR(clnt));
-		clnt = NULL;
-	} else {
-		strscpy(c->netid, rpc_peeraddr2str(clnt, RPC_DISPLAY_NETID),
-			sizeof(c->netid));
-		spin_lock(&run->lock);
-		c->clnt = clnt;
-		spin_unlock(&run->lock);
-	}
+	clnt = kbc_caller_client(c);
 	if (atomic_dec_and_test(&run->starting))
 		complete(&run->all_up);
 	wait_for_completion(&run->go);
@@ -434,6 +479,7 @@ static int kbc_conn_thread(void *data)
 		spin_lock(&run->lock);
 		c->clnt = NULL;
 		spin_unlock(&run->lock);
+		/* (a clone holds its parent: the connection goes with the last) */
 		rpc_shutdown_client(clnt);
 	}
 	if (atomic_dec_and_test(&run->running))
@@ -448,9 +494,9 @@ static void kbc_kill_calls(struct kbc_run *run)
 
 	WRITE_ONCE(run->stop, true);
 	spin_lock(&run->lock);
-	for (i = 0; i < run->conns; i++)
-		if (run->conn[i].clnt)
-			rpc_killall_tasks(run->conn[i].clnt);
+	for (i = 0; i < run->callers; i++)
+		if (run->caller[i].clnt)
+			rpc_killall_tasks(run->caller[i].clnt);
 	spin_unlock(&run->lock);
 }
 
@@ -476,8 +522,8 @@ static void kbc_free_run(struct kbc_run *run)
 {
 	unsigned int i, j;
 
-	for (i = 0; i < run->conns; i++) {
-		struct kbc_conn *c = &run->conn[i];
+	for (i = 0; i < run->callers; i++) {
+		struct kbc_caller *c = &run->caller[i];
 
 		if (c->task) {
 			kthread_stop(c->task);	/* out of this module's code */
@@ -491,7 +537,7 @@ static void kbc_free_run(struct kbc_run *run)
 	kfree(run);
 }
 
-static int kbc_alloc_pages(struct kbc_conn *c, u32 block)
+static int kbc_alloc_pages(struct kbc_caller *c, u32 block)
 {
 	unsigned int i;
 
@@ -509,37 +555,44 @@ static int kbc_alloc_pages(struct kbc_conn *c, u32 block)
 
 static void kbc_report(struct kbc_run *run, s64 ns)
 {
+	struct kbc_caller *c = &run->caller[0];
+
 	mutex_lock(&kbc_result_lock);
 	scnprintf(kbc_result, sizeof(kbc_result),
-		  "calls=%lld bytes=%lld ns=%lld errors=%lld bad_read=%lld bad_write=%lld first_error=%d netid=%s server_netid=%s proc=%s block=%u conns=%u\n",
+		  "calls=%lld bytes=%lld ns=%lld errors=%lld bad_read=%lld bad_write=%lld first_error=%d netid=%s server_netid=%s proc=%s block=%u conns=%u depth=%u\n",
 		  atomic64_read(&run->calls), atomic64_read(&run->bytes), ns,
 		  atomic64_read(&run->errors), atomic64_read(&run->bad_read),
 		  atomic64_read(&run->bad_write),
 		  atomic_read(&run->first_error),
-		  run->conn[0].netid[0] ? run->conn[0].netid : "-",
-		  run->conn[0].server_netid[0] ? run->conn[0].server_netid : "-",
+		  c->netid[0] ? c->netid : "-",
+		  c->server_netid[0] ? c->server_netid : "-",
 		  run->proc == SDP_BW_WRITE ? "write" : "read", run->block,
-		  run->conns);
+		  run->conns, run->depth);
 	mutex_unlock(&kbc_result_lock);
 }
 
-/* "ADDR PORT NETID PROC BLOCK TOTAL CONNS" into a new run. */
+/* "ADDR PORT NETID PROC BLOCK TOTAL CONNS [DEPTH]" into a new run. */
 static struct kbc_run *kbc_parse(const char *cmd)
 {
 	char addr[64], netid[8], proc[8];
+	unsigned int block, conns, depth = 1, callers, i, rem;
 	struct sockaddr_storage ss;
 	unsigned long long total;
-	unsigned int block, conns, i, rem;
 	struct kbc_run *run;
+	int fields;
 	bool v6;
 	size_t len;
 	u16 port;
 
-	if (sscanf(cmd, "%63s %hu %7s %7s %u %llu %u", addr, &port, netid,
-		   proc, &block, &total, &conns) != 7)
+	fields = sscanf(cmd, "%63s %hu %7s %7s %u %llu %u %u", addr, &port,
+			netid, proc, &block, &total, &conns, &depth);
+	if (fields != 7 && fields != 8)
 		return ERR_PTR(-EINVAL);
-	if (!block || block > SDP_KRPC_MAX_BLOCK || !conns ||
-	    conns > KBC_MAX_CONNS || total < conns)
+	if (!block || block > SDP_KRPC_MAX_BLOCK || !conns || !depth ||
+	    depth > KBC_MAX_DEPTH || conns > KBC_MAX_CALLERS / depth)
+		return ERR_PTR(-EINVAL);
+	callers = conns * depth;
+	if (total < callers)
 		return ERR_PTR(-EINVAL);
 	if (strcmp(proc, "write") && strcmp(proc, "read"))
 		return ERR_PTR(-EINVAL);
@@ -553,7 +606,7 @@ static struct kbc_run *kbc_parse(const char *cmd)
 		return ERR_PTR(-EINVAL);	/* no such netid, or family */
 	rpc_set_port((struct sockaddr *)&ss, port);
 
-	run = kzalloc(struct_size(run, conn, conns), GFP_KERNEL);
+	run = kzalloc(struct_size(run, caller, callers), GFP_KERNEL);
 	if (!run)
 		return ERR_PTR(-ENOMEM);
 	run->addr = ss;
@@ -563,20 +616,26 @@ static struct kbc_run *kbc_parse(const char *cmd)
 	run->proc = proc[0] == 'w' ? SDP_BW_WRITE : SDP_BW_READ;
 	run->block = block;
 	run->conns = conns;
+	run->depth = depth;
+	run->callers = callers;
 	/* the shares: as even as can be, the first ones a byte longer */
-	rem = do_div(total, conns);
-	for (i = 0; i < conns; i++) {
-		run->conn[i].share = total + (i < rem ? 1 : 0);
-		run->conn[i].stream = i;
-		run->conn[i].run = run;
+	rem = do_div(total, callers);
+	for (i = 0; i < callers; i++) {
+		struct kbc_caller *c = &run->caller[i];
+
+		c->share = total + (i < rem ? 1 : 0);
+		c->stream = i;
+		c->run = run;
+		c->first = &run->caller[i - i % depth];
+		init_completion(&c->up);
 	}
 	return run;
 }
 
 static int kbc_do_run(const char *cmd)
 {
+	struct kbc_caller *c;
 	struct kbc_run *run;
-	struct kbc_conn *c;
 	unsigned int i;
 	u64 t0, t1;
 	int err = 0;
@@ -588,14 +647,14 @@ static int kbc_do_run(const char *cmd)
 	init_completion(&run->all_up);
 	init_completion(&run->go);
 	init_completion(&run->done);
-	atomic_set(&run->starting, run->conns);
-	atomic_set(&run->running, run->conns);
+	atomic_set(&run->starting, run->callers);
+	atomic_set(&run->running, run->callers);
 
-	for (i = 0; i < run->conns && !err; i++)
-		err = kbc_alloc_pages(&run->conn[i], run->block);
-	for (i = 0; i < run->conns && !err; i++) {
-		c = &run->conn[i];
-		c->task = kthread_create(kbc_conn_thread, c, "krpc_bw/%u", i);
+	for (i = 0; i < run->callers && !err; i++)
+		err = kbc_alloc_pages(&run->caller[i], run->block);
+	for (i = 0; i < run->callers && !err; i++) {
+		c = &run->caller[i];
+		c->task = kthread_create(kbc_caller_thread, c, "krpc_bw/%u", i);
 		if (IS_ERR(c->task)) {
 			err = PTR_ERR(c->task);
 			c->task = NULL;
@@ -608,8 +667,8 @@ static int kbc_do_run(const char *cmd)
 		kbc_free_run(run);
 		return err;
 	}
-	for (i = 0; i < run->conns; i++)
-		wake_up_process(run->conn[i].task);
+	for (i = 0; i < run->callers; i++)
+		wake_up_process(run->caller[i].task);
 
 	kbc_wait(run, &run->all_up);
 	t0 = ktime_get_ns();
@@ -617,8 +676,8 @@ static int kbc_do_run(const char *cmd)
 	complete_all(&run->go);
 	kbc_wait(run, &run->done);
 	/* (the threads' end_ns: written before they completed done) */
-	for (i = 0; i < run->conns; i++)
-		t1 = max(t1, run->conn[i].end_ns);
+	for (i = 0; i < run->callers; i++)
+		t1 = max(t1, run->caller[i].end_ns);
 	kbc_report(run, t1 - t0);
 	err = atomic_read(&run->first_error);
 	kbc_free_run(run);

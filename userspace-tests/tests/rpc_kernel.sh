@@ -6,10 +6,12 @@
 # IPv6, the TCP ones registered with rpcbind), the client module's runs
 # from host A.
 #   kernel to kernel: tcp, sdp and sdp6, 1 and 4 connections, WRITE and
-#     READ; the server counts every WRITE block intact and exactly the
-#     bytes the client sent, the client every READ block intact; NETID
-#     tells each end's transport, and SDP's byte counters grew by the data
-#     (or did not, for tcp); port 0 finds the server through rpcbind
+#     READ, one call and several in flight on a connection; the server
+#     counts every WRITE block intact and exactly the bytes the client
+#     sent, the client every READ block intact; NETID tells each end's
+#     transport, SDP's byte counters grew by the data (or did not, for
+#     tcp) and an SDP run set up one SDP connection for each of its
+#     connections; port 0 finds the server through rpcbind
 #   kernel client to user server (rpc_bw_server -m, multi-threaded, with
 #     the interposer) over tcp and sdp: the paper's Fig. 9 case
 #   user client (rpc_bw_client with the interposer) to kernel server over
@@ -97,18 +99,23 @@ modules_load() {
     ! grep -qE "^ +$PROG +1 +sdp" <<<"$list" || { echo "an sdp netid registered"; return 1; }
 }
 
-# k2k NETID ADDR PORT PROC CONNS [BLOCK]: a kernel client run to the kernel
-# server; the server's counters and SDP's agree with it.
+# k2k NETID ADDR PORT PROC CONNS [BLOCK [DEPTH]]: a kernel client run to
+# the kernel server, DEPTH calls in flight on each connection (default 1);
+# the server's counters and SDP's agree with it, and an SDP run set up
+# exactly CONNS connections.
 k2k() {
-    local netid=$1 addr=$2 port=$3 proc=$4 conns=$5 block=${6:-65536}
-    local blocks0 bad0 bytes0 rbytes0 tx0 rx0 tx rx
+    local netid=$1 addr=$2 port=$3 proc=$4 conns=$5 block=${6:-65536} depth=${7:-1}
+    local blocks0 bad0 bytes0 rbytes0 tx0 rx0 opens0 tx rx opens
     blocks0=$(server_stat blocks) bad0=$(server_stat bad) bytes0=$(server_stat bytes)
     rbytes0=$(server_stat read_bytes) tx0=$(sdp_stat TxBytes) rx0=$(sdp_stat RxBytes)
-    krun "$addr $port $netid $proc $block $TOTAL $conns"
+    opens0=$(sdp_stat ActiveOpens)
+    krun "$addr $port $netid $proc $block $TOTAL $conns $depth"
     tx=$(($(sdp_stat TxBytes) - tx0)) rx=$(($(sdp_stat RxBytes) - rx0))
-    echo "  server: $(cat "$SDBG/stats"); SDP TxBytes +$tx RxBytes +$rx"
+    opens=$(($(sdp_stat ActiveOpens) - opens0))
+    echo "  server: $(cat "$SDBG/stats"); SDP TxBytes +$tx RxBytes +$rx ActiveOpens +$opens"
     run_ok "$netid" "$proc" "$TOTAL"
-    [[ $(field conns "$RES") == "$conns" ]] || { echo "not $conns connections"; return 1; }
+    [[ $(field conns "$RES") == "$conns" && $(field depth "$RES") == "$depth" ]] ||
+        { echo "not $conns connections of $depth calls in flight"; return 1; }
     if [[ $proc == write ]]; then
         (($(server_stat bad) == bad0)) || { echo "the server found damaged blocks"; return 1; }
         (($(server_stat bytes) - bytes0 == TOTAL)) ||
@@ -121,6 +128,7 @@ k2k() {
     # both ends are in this guest: each byte crosses SDP once each way
     if [[ $netid == sdp* ]]; then
         ((tx >= TOTAL && rx >= TOTAL)) || { echo "less than $TOTAL bytes went over SDP"; return 1; }
+        ((opens == conns)) || { echo "$opens SDP connections set up, want $conns"; return 1; }
     else
         ((tx < TOTAL / 2)) || { echo "a tcp run went over SDP"; return 1; }
     fi
@@ -141,6 +149,15 @@ k2k_sdp_write() {
 k2k_sdp_read() {
     k2k sdp "$SDP_B4" "$KPORT" read 1
     k2k sdp "$SDP_B4" 0 read 4 1048576
+}
+
+# Several calls in flight on one connection (clones of its RPC client, as
+# an NFS mount's slots): blocks intact, no more connections than CONNS.
+k2k_depth() {
+    k2k sdp "$SDP_B4" "$KPORT" write 1 1048576 4
+    k2k sdp "$SDP_B4" 0 read 1 65536 3
+    k2k sdp6 "$SDP_B6" "$KPORT" write 2 131072 2
+    k2k tcp "$SDP_B4" "$KPORT" write 1 262144 4
 }
 
 k2k_sdp6() {
@@ -236,7 +253,9 @@ bad_requests_refused() {
                "$SDP_B4 0 udp write 4096 4096 1" "$SDP_B4 0 tcp6 write 4096 4096 1" \
                "$SDP_B6 0 sdp write 4096 4096 1" "$SDP_B4 0 tcp append 4096 4096 1" \
                "$SDP_B4 0 tcp write 0 4096 1" "$SDP_B4 0 tcp write 2097152 4194304 1" \
-               "$SDP_B4 0 tcp write 4096 4096 0" "$SDP_B4 0 tcp write 4096 4096 65"; do
+               "$SDP_B4 0 tcp write 4096 4096 0" "$SDP_B4 0 tcp write 4096 4096 65" \
+               "$SDP_B4 0 tcp write 4096 4096 1 0" "$SDP_B4 0 tcp write 4096 4096 1 17" \
+               "$SDP_B4 0 tcp write 4096 4096 5 13" "$SDP_B4 0 tcp write 4096 7 2 4"; do
         if echo "$req" >"$DBG/run" 2>"$work/err"; then
             echo "'$req' was accepted"; return 1
         fi
@@ -314,12 +333,13 @@ modules_unload() {
     sdp_wait_socks "$SOCKS0" 20
 }
 
-ktap_plan 12
+ktap_plan 13
 ktap_run modules_load modules_load
 ktap_run kernel_to_kernel_tcp k2k_tcp
 ktap_run kernel_to_kernel_sdp_write k2k_sdp_write
 ktap_run kernel_to_kernel_sdp_read k2k_sdp_read
 ktap_run kernel_to_kernel_sdp6 k2k_sdp6
+ktap_run kernel_to_kernel_calls_in_flight k2k_depth
 ktap_run kernel_client_user_server k2u
 ktap_run user_client_kernel_server u2k_all
 ktap_run no_listener no_listener
