@@ -435,10 +435,12 @@ TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
 {
 	long long mem[QUEUED], rxq[QUEUED], buf = sdp_param("rx_buf_size");
 	long long tx_ring = sdp_param("tx_ring_size");
+	long long rx_ring = sdp_param("rx_ring_size");
 	int i, n, port = sdp_addr_port(&self->b);
 
 	ASSERT_LT(0, buf);
 	ASSERT_LT(0, tx_ring);
+	ASSERT_LT(0, rx_ring);
 
 	for (i = 0; i < QUEUED; i++) {
 		uint64_t off = 0;
@@ -481,8 +483,9 @@ TEST_F_TIMEOUT(queued, children_hold_little_until_accepted, 180)
 
 		/* The children were queued in the order the clients came. */
 		if (i == 0 || i == QUEUED - 1) {
+			/* (the limit: far above the window, credits and all) */
 			ASSERT_EQ(0, stream_fill_sndbuf(self->cfd[i], 30 + i,
-							&off, 4 << 20));
+							&off, 4 * rx_ring * buf));
 			EXPECT_LT(CHILD_BUFS * buf, (long long)off - FIRST_BURST)
 				TH_LOG("client %d", i);
 		}
