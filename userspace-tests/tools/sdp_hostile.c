@@ -111,7 +111,7 @@ _Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
 #define RX_N		32		/* our receive buffers ... */
 #define RX_SIZE		16384		/* ... of this size */
 #define TX_N		64		/* send slots ... */
-#define TX_SIZE		65536		/* ... of this size */
+#define TX_SIZE		(65536 + 4096)	/* ... of this size: more than a 64 KiB buffer */
 #define CQ_SIZE		(RX_N + TX_N + 8)
 #define WAIT_MS		20000		/* the bound of every wait */
 #define RESOLVE_MS	5000
