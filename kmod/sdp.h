@@ -10,6 +10,7 @@
 #include <linux/irq_poll.h>
 #include <linux/list.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/inet_sock.h>
@@ -21,6 +22,7 @@
 #include "sdp_compat.h"
 #include "sdp_stats.h"
 
+struct sdp_bsdh;
 struct sdp_conn;
 struct sdp_msg_hdr;
 struct seq_file;
@@ -61,8 +63,9 @@ struct sdp_chunk {
  * One buffer: up to sdp_rx_buf_size bytes in chunks, each mapped for the
  * device while the buffer has it, and posted as one SGE.  A receive
  * buffer of the device's pool (sdp_dev.c) has all its chunks, and @wc for
- * the completion of the receive it is posted for; its chunks may leave
- * for a receive queue (sdp_rx.c), and others take their place.  The
+ * the completion of the receive it is posted for; the payload of its
+ * message begins at offset 0, the BSDH having landed apart; its chunks may
+ * leave for a receive queue (sdp_rx.c), and others take their place.  The
  * payload buffer of a send slot gets chunks as bytes are written into it
  * (sdp_tx.c), from offset 0: the BSDH goes from the slot's header.
  */
@@ -87,12 +90,16 @@ struct sdp_tx_slot {
 	struct sdp_buf		*buf;
 };
 
-/* The caller's pages one zero-copy Data message is posted from, at most. */
-#define SDP_ZC_FRAGS	16
+/*
+ * The caller's pages one zero-copy Data message is posted from, at most:
+ * those of 64 KiB that do not start at a page, so that a 64 KiB send is
+ * one message wherever its buffer lies.
+ */
+#define SDP_ZC_FRAGS	(SZ_64K / PAGE_SIZE + 1)
 
-/* SGEs of a send at most: a ring buffer's, or a BSDH and the caller's pages. */
+/* SGEs of a send at most: a BSDH, and a ring buffer's or the caller's pages. */
 #define SDP_TX_SGES	(1 + SDP_ZC_FRAGS)
-static_assert(SDP_TX_SGES >= SDP_BUF_CHUNKS);
+static_assert(SDP_ZC_FRAGS >= SDP_BUF_CHUNKS);
 
 /**
  * struct sdp_zc - the caller's pages a send slot's message goes from
@@ -228,6 +235,10 @@ struct sdp_rd {
  *	or owned by the completion that filled it until that completion's
  *	processing reposts it (sdp_dev_repost())
  * @pool_size: how many
+ * @rx_hdr: the BSDH of the message each of @pool receives, in the same
+ *	order: a receive lands it apart, before the payload, so that the
+ *	payload fills whole chunks from their start
+ * @rx_hdr_dma: @rx_hdr's mapping for the device, made with it
  * @posted: how many are posted
  * @lock: guards @spare, @nspare, @unposted and @nunposted
  * @spare: chunks of received data readers are done with; ours alone (one
@@ -259,6 +270,8 @@ struct sdp_dev {
 	unsigned int		nchunks;
 	struct sdp_buf		*pool;
 	unsigned int		pool_size;
+	struct sdp_bsdh		*rx_hdr;
+	u64			rx_hdr_dma;
 	atomic_t		posted;
 	spinlock_t		lock;	/* spares, unposted buffers */
 	struct page		**spare;
@@ -443,7 +456,9 @@ struct sdp_fallback {
  * @accept_node: child: entry in the listener's accept_queue
  * @parent: child: the listener, referenced, until accept() takes the child
  * @fb: the TCP fallback, once SDP_FALLBACK was set; NULL before
- * @peer_rcv_size: the receive buffer size the peer announced
+ * @peer_rcv_size: the largest message the peer takes, BSDH included: the
+ *	receive size it announced, at most ours (sdp_rx_msg_max()): a send
+ *	slot's buffer holds no more
  * @tx_mseq: MSeq of the last message sent
  * @tx_credits: messages the peer has buffers for now
  * @tx_head: send ring slots used so far (the next one: modulo the size)
@@ -778,6 +793,9 @@ struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
 void sdp_dev_put(struct sdp_dev *dev);
 int sdp_dev_init(void);
 void sdp_dev_exit(void);
+u32 sdp_rx_msg_max(void);
+void sdp_dev_rx_bsdh(const struct sdp_dev *dev, const struct sdp_buf *rx,
+		     struct sdp_bsdh *bsdh);
 void sdp_dev_repost(struct sdp_dev *dev, struct sdp_buf *rx);
 struct page *sdp_dev_take_spare(struct sdp_dev *dev);
 bool sdp_dev_keep_spare(struct sdp_dev *dev, struct page *page);

@@ -21,14 +21,14 @@ u32 sdp_chunk_size(const struct sdp_dev *dev)
 
 /*
  * Sizes the chunks of @dev's buffers: the smallest pages that make a
- * buffer in as many SGEs as the device takes in a shared receive queue's
- * requests, and in a send's beside the BSDH, and as SDP_BUF_CHUNKS
+ * buffer in as many SGEs as the device takes beside the BSDH's, in a
+ * shared receive queue's requests and in a send's, and as SDP_BUF_CHUNKS
  * allows.
  */
 void sdp_buf_size_chunks(struct sdp_dev *dev)
 {
 	const struct ib_device_attr *attrs = &dev->ibdev->attrs;
-	u32 sges = min_t(u32, attrs->max_send_sge - 1, attrs->max_srq_sge);
+	u32 sges = min(attrs->max_send_sge, attrs->max_srq_sge) - 1;
 	unsigned int shift = PAGE_SHIFT;
 
 	sges = clamp_t(u32, sges, 1, SDP_BUF_CHUNKS);

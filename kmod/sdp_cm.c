@@ -251,8 +251,8 @@ static int sdp_cm_route_resolved(struct sock *sk, struct rdma_cm_id *id)
 	hello.hh.majv_minv = SDP_MAJV_MINV;
 	hello.hh.ipv_cap = sdp_ipv_cap(id) | sdp_conn_cap(sk);
 	hello.hh.max_adverts = 1;
-	hello.hh.des_rem_rcv_sz = htonl(sdp_rx_buf_size);
-	hello.hh.local_rcv_sz = htonl(sdp_rx_buf_size);
+	hello.hh.des_rem_rcv_sz = htonl(sdp_rx_msg_max());
+	hello.hh.local_rcv_sz = htonl(sdp_rx_msg_max());
 	hello.hh.local_port = sdp_sockaddr_port(&id->route.addr.src_addr);
 	sdp_fill_conn_param(&param, id, &hello, sizeof(hello));
 	ret = rdma_connect_locked(id, &param);
@@ -390,7 +390,7 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 		ack.hah.majv_minv = SDP_MAJV_MINV;
 		ack.hah.ipv_cap = sdp_ipv_cap(id) | sdp_conn_cap(sk);
 		ack.hah.ext_max_adverts = 1;
-		ack.hah.act_rcv_sz = htonl(sdp_rx_buf_size);
+		ack.hah.act_rcv_sz = htonl(sdp_rx_msg_max());
 		sdp_fill_conn_param(&param, id, &ack, sizeof(ack));
 		param.responder_resources = min(param.responder_resources,
 						ev->param.conn.initiator_depth);

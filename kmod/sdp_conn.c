@@ -249,7 +249,7 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size,
 
 	sdp_conn_size_buffers(sk);
 
-	ssk->peer_rcv_size = min(peer_rcv_size, sdp_rx_buf_size);
+	ssk->peer_rcv_size = min(peer_rcv_size, sdp_rx_msg_max());
 	ssk->tx_credits = peer_bufs;
 	ssk->tx_mseq = 0;
 	ssk->tx_head = 0;

@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 
 #include "sdp.h"
+#include "sdp_wire.h"
 
 /* Every device that has an sdp_dev, and the users of each. */
 static LIST_HEAD(sdp_dev_list);
@@ -78,18 +79,45 @@ static void sdp_srq_event(struct ib_event *event, void *context)
 	pr_warn_ratelimited("sdp: SRQ event %s\n", ib_event_msg(event->event));
 }
 
+/*
+ * The largest message we take, which the Hello and HelloAck announce: a
+ * BSDH and a receive buffer's payload.  The BSDH lands in a slot of its
+ * own (sdp_dev.rx_hdr), so that a full message fills whole chunks: a
+ * 64 KiB send is one message, and its pages move to the reader as they
+ * are.
+ */
+u32 sdp_rx_msg_max(void)
+{
+	return sizeof(struct sdp_bsdh) + sdp_rx_buf_size;
+}
+
+/* The BSDH of the message @rx, one of @dev's pool, received. */
+void sdp_dev_rx_bsdh(const struct sdp_dev *dev, const struct sdp_buf *rx,
+		     struct sdp_bsdh *bsdh)
+{
+	size_t i = rx - dev->pool;
+
+	ib_dma_sync_single_for_cpu(dev->ibdev,
+				   dev->rx_hdr_dma + i * sizeof(*bsdh),
+				   sizeof(*bsdh), DMA_FROM_DEVICE);
+	*bsdh = dev->rx_hdr[i];
+}
+
 static int sdp_dev_post(struct sdp_dev *dev, struct sdp_buf *rx)
 {
-	struct ib_sge sge[SDP_BUF_CHUNKS];
+	struct ib_sge sge[1 + SDP_BUF_CHUNKS];
 	struct ib_recv_wr wr = {
 		.wr_cqe		= &rx->wc.cqe,
 		.sg_list	= sge,
 	};
-
+	size_t i = rx - dev->pool;
 	int ret;
 
 	/* Exactly ActRcvSz: a longer message fails on the device. */
-	wr.num_sge = sdp_buf_sge(dev, rx, sdp_rx_buf_size, sge);
+	sge[0].addr = dev->rx_hdr_dma + i * sizeof(struct sdp_bsdh);
+	sge[0].length = sizeof(struct sdp_bsdh);
+	sge[0].lkey = dev->pd->local_dma_lkey;
+	wr.num_sge = 1 + sdp_buf_sge(dev, rx, sdp_rx_buf_size, sge + 1);
 	ret = ib_post_srq_recv(dev->srq, &wr, NULL);
 	if (!ret) {
 		atomic_inc(&dev->posted);
@@ -154,6 +182,31 @@ bool sdp_dev_keep_spare(struct sdp_dev *dev, struct page *page)
 	return kept;
 }
 
+static size_t sdp_dev_rx_hdr_size(const struct sdp_dev *dev)
+{
+	return dev->pool_size * sizeof(*dev->rx_hdr);
+}
+
+/* The BSDH slots of @dev's pool, mapped once for the device. */
+static int sdp_dev_alloc_rx_hdr(struct sdp_dev *dev)
+{
+	u64 dma;
+
+	dev->rx_hdr = kzalloc(sdp_dev_rx_hdr_size(dev), GFP_KERNEL);
+	if (!dev->rx_hdr)
+		return -ENOMEM;
+	dma = ib_dma_map_single(dev->ibdev, dev->rx_hdr,
+				sdp_dev_rx_hdr_size(dev), DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dma)) {
+		kfree(dev->rx_hdr);
+		dev->rx_hdr = NULL;
+		return -ENOMEM;
+	}
+	dev->rx_hdr_dma = dma;
+	sdp_pool_mem_add(sdp_dev_rx_hdr_size(dev));
+	return 0;
+}
+
 /* Frees @dev and what it made; its SRQ, if any, has no QP left. */
 static void sdp_dev_free(struct sdp_dev *dev)
 {
@@ -165,6 +218,12 @@ static void sdp_dev_free(struct sdp_dev *dev)
 	for (i = 0; dev->pool && i < dev->pool_size; i++)
 		sdp_pool_mem_add(-sdp_buf_free(dev, &dev->pool[i],
 					       DMA_FROM_DEVICE));
+	if (dev->rx_hdr) {
+		ib_dma_unmap_single(dev->ibdev, dev->rx_hdr_dma,
+				    sdp_dev_rx_hdr_size(dev), DMA_FROM_DEVICE);
+		kfree(dev->rx_hdr);
+		sdp_pool_mem_add(-(long)sdp_dev_rx_hdr_size(dev));
+	}
 	sdp_pool_mem_add(-(long)(dev->nspare * sdp_chunk_size(dev)));
 	while (dev->nspare)
 		put_page(dev->spare[--dev->nspare]);
@@ -188,7 +247,8 @@ static struct sdp_dev *sdp_dev_create(struct ib_device *ibdev)
 	int ret = -ENOMEM;
 	long bytes;
 
-	if (!ibdev->attrs.max_srq || ibdev->attrs.max_send_sge < 2)
+	if (!ibdev->attrs.max_srq || ibdev->attrs.max_send_sge < 2 ||
+	    ibdev->attrs.max_srq_sge < 2)
 		return ERR_PTR(-EOPNOTSUPP);
 	dev = kzalloc_obj(*dev, GFP_KERNEL);
 	if (!dev)
@@ -206,6 +266,10 @@ static struct sdp_dev *sdp_dev_create(struct ib_device *ibdev)
 	if (!dev->pool || !dev->unposted || !dev->spare)
 		goto fail;
 
+	ret = sdp_dev_alloc_rx_hdr(dev);
+	if (ret)
+		goto fail;
+
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
 		ret = PTR_ERR(dev->pd);
@@ -213,7 +277,7 @@ static struct sdp_dev *sdp_dev_create(struct ib_device *ibdev)
 		goto fail;
 	}
 	attr.attr.max_wr = dev->pool_size;
-	attr.attr.max_sge = dev->nchunks;
+	attr.attr.max_sge = 1 + dev->nchunks;
 	dev->srq = ib_create_srq(dev->pd, &attr);
 	if (IS_ERR(dev->srq)) {
 		ret = PTR_ERR(dev->srq);

@@ -187,7 +187,7 @@ static int sdp_tcp_info(struct sock *sk, char __user *optval,
 		info.tcpi_sacked = READ_ONCE(sk->sk_max_ack_backlog);
 	} else {
 		info.tcpi_snd_mss = sdp_maxseg(sk);
-		info.tcpi_rcv_mss = sdp_rx_buf_size - sizeof(struct sdp_bsdh);
+		info.tcpi_rcv_mss = sdp_rx_buf_size;
 		info.tcpi_advmss = info.tcpi_rcv_mss;
 		info.tcpi_snd_cwnd = max(ssk->tx_credits, 0);
 		info.tcpi_unacked = ssk->tx_head - ssk->tx_tail;

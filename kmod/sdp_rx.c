@@ -252,11 +252,10 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 					 gfp_t gfp)
 {
 	const struct sdp_dev *dev = conn->dev;
-	const u32 hdr = sizeof(struct sdp_bsdh);
-	u32 n = ((hdr + len - 1) >> dev->chunk_shift) + 1;
+	u32 n = ((len - 1) >> dev->chunk_shift) + 1;
 	struct sdp_chunk fresh[SDP_BUF_CHUNKS];
 	struct sk_buff *skb;
-	u32 i, off = hdr;
+	u32 i, off = 0;
 
 	skb = alloc_skb(0, gfp);
 	if (!skb)
@@ -268,10 +267,9 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 	for (i = 0; i < n; i++) {
 		struct page *page = sdp_chunk_unmap(dev, &rx->chunk[i],
 						    DMA_FROM_DEVICE);
-		u32 in = off - (i << dev->chunk_shift);
-		u32 size = min(hdr + len - off, sdp_chunk_size(dev) - in);
+		u32 size = min(len - off, sdp_chunk_size(dev));
 
-		skb_add_rx_frag(skb, i, page, in, size, sdp_chunk_size(dev));
+		skb_add_rx_frag(skb, i, page, 0, size, sdp_chunk_size(dev));
 		rx->chunk[i] = fresh[i];
 		off += size;
 	}
@@ -302,8 +300,7 @@ static struct sk_buff *sdp_rx_take_pages(struct sdp_conn *conn,
 static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 		       u32 len, gfp_t gfp, struct sk_buff_head *queue)
 {
-	u32 off = sizeof(struct sdp_bsdh);
-	u32 end = off + len;
+	u32 off = 0;
 	struct sk_buff *skb;
 	unsigned int i;
 	int err;
@@ -317,8 +314,8 @@ static int sdp_rx_copy(const struct sdp_conn *conn, const struct sdp_buf *rx,
 		__skb_queue_tail(queue, skb);
 		return 0;
 	}
-	while (off < end) {
-		u32 size = min_t(u32, end - off, SDP_RX_COPY_MAX);
+	while (off < len) {
+		u32 size = min_t(u32, len - off, SDP_RX_COPY_MAX);
 
 		skb = alloc_skb_with_frags(0, size,
 					   conn->dev->chunk_shift - PAGE_SHIFT,
@@ -360,15 +357,14 @@ static bool sdp_rx_append(struct sock *sk, const struct sdp_conn *conn,
 	if (!skb_shinfo(skb)->nr_frags) {
 		if (skb_tailroom(skb) < len)
 			return false;
-		sdp_buf_read(conn->dev, rx, sizeof(struct sdp_bsdh),
-			     skb_put(skb, len), len);
+		sdp_buf_read(conn->dev, rx, 0, skb_put(skb, len), len);
 		return true;
 	}
 	frag = &skb_shinfo(skb)->frags[skb_shinfo(skb)->nr_frags - 1];
 	end = skb_frag_off(frag) + skb_frag_size(frag);
 	if (end + len > page_size(skb_frag_page(frag)))
 		return false;
-	sdp_buf_read(conn->dev, rx, sizeof(struct sdp_bsdh),
+	sdp_buf_read(conn->dev, rx, 0,
 		     skb_frag_address(frag) + skb_frag_size(frag), len);
 	skb_frag_size_add(frag, len);
 	skb->len += len;
@@ -413,14 +409,17 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		      struct sdp_buf *rx, u32 byte_len, gfp_t gfp)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_msg_hdr *hdr = sdp_buf_ptr(conn->dev, rx, 0, NULL);
-	struct sdp_bsdh *bsdh = &hdr->bsdh;
+	struct sdp_msg_hdr hdr;
+	struct sdp_bsdh *bsdh = &hdr.bsdh;
 	u32 len = byte_len - sizeof(*bsdh);
 	const char *bad;
 	int ret;
 
-	sdp_buf_sync_for_cpu(conn->dev, rx, byte_len);
+	/* The BSDH landed apart; an extended header begins the payload's. */
+	sdp_dev_rx_bsdh(conn->dev, rx, bsdh);
 	bad = sdp_rx_check(sk, bsdh, byte_len);
+	if (!bad && len)
+		sdp_buf_sync_for_cpu(conn->dev, rx, len);
 	if (!bad && sdp_rx_msg_len(bsdh->mid) &&
 	    byte_len != sdp_rx_msg_len(bsdh->mid))
 		bad = "message of the wrong length for its id";
@@ -430,6 +429,9 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL, bad);
 		return 0;
 	}
+	if (sdp_rx_msg_len(bsdh->mid) > sizeof(*bsdh))
+		sdp_buf_read(conn->dev, rx, 0, &hdr.srcah,
+			     sdp_rx_msg_len(bsdh->mid) - sizeof(*bsdh));
 	/* Memory for the sink's side first, as it may fail. */
 	if (bsdh->mid == SDP_MID_SRC_AVAIL && conn->read_zcopy) {
 		ret = sdp_rd_prepare(conn, gfp);
@@ -480,7 +482,7 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	case SDP_MID_SRC_CANCEL:
 	case SDP_MID_RDMA_RD_COMPL:
 	case SDP_MID_SEND_SM:
-		sdp_rx_read_zcopy(sk, conn, hdr);
+		sdp_rx_read_zcopy(sk, conn, &hdr);
 		return 0;
 	default:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,

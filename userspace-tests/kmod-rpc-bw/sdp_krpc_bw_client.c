@@ -381,19 +381,14 @@ static struct rpc_clnt *kbc_caller_client(struct kbc_caller *c)
 
 	if (c->first == c) {
 		clnt = kbc_create_client(run);
-		if (IS_ERR(clnt)) {
-			kbc_error(run, PTR_ERR(clnt));
-			clnt = NULL;
-		}
 	} else {
 		wait_for_completion(&c->first->up);
-		if (!c->first->clnt)
-			return NULL;	/* counted by the first */
-		clnt = rpc_clone_client(c->first->clnt);
-		if (IS_ERR(clnt)) {
-			kbc_error(run, PTR_ERR(clnt));
-			clnt = NULL;
-		}
+		/* A first without a client counted its error. */
+		clnt = c->first->clnt ? rpc_clone_client(c->first->clnt) : NULL;
+	}
+	if (IS_ERR(clnt)) {
+		kbc_error(run, PTR_ERR(clnt));
+		clnt = NULL;
 	}
 	if (clnt) {
 		strscpy(c->netid, rpc_peeraddr2str(clnt, RPC_DISPLAY_NETID),

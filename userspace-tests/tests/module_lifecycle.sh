@@ -81,28 +81,8 @@ load_unload_cycles() {
 # each device's shared receive pool holds rx_pool_size buffers of that many
 # pieces (sdpstats' PoolMemory, with spare pieces on top, 8 buffers' worth
 # at most); and a connected end that has been idle a while holds its send
-# slots' headers alone (the mem column of /proc/net/sdp).
-# pair_state: what the connections and the module were doing, for a
-# transfer that failed or hung
-pair_state() {
-    cat /proc/net/sdp
-    awk '$2 != 0' /proc/net/sdpstats
-    local p
-    for p in $(pgrep -x sdp_pair); do echo "sdp_pair $p:"; cat "/proc/$p/task/"*/stack; done
-}
-
-# sdp_hold_stop_bounded SECONDS: sdp_hold_stop, or pair_state and a kill
-# if sdp_pair is still there after SECONDS
-sdp_hold_stop_bounded() {
-    local pid=$SDP_HOLD_PID _
-    exec {SDP_HOLD[1]}>&-
-    for _ in $(seq $(($1 * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-        pair_state; kill -9 "$pid"; wait "$pid"; return 1
-    fi
-    wait "$pid"
-}
-
+# slots' headers alone (the mem column of /proc/net/sdp).  The BSDH of
+# each buffer's message lands apart, in a 16-byte slot of the pool's.
 buffer_sizes() {
     local page size shift n chunk pool tx want got mems _
     page=$(getconf PAGESIZE)
@@ -113,12 +93,12 @@ buffer_sizes() {
         pool=$(cat /sys/module/sdp/parameters/rx_pool_size)
         tx=$(cat /sys/module/sdp/parameters/tx_ring_size)
         timeout 60 "$SDP_PAIR" -q -s $((3 * size + 12345)) ||
-            { echo "rx_buf_size=$size: the transfer failed"; pair_state; return 1; }
+            { echo "rx_buf_size=$size: the transfer failed"; sdp_pair_state; return 1; }
         shift=0
         while (((16 * page << shift) < size)); do shift=$((shift + 1)); done
         n=$(((size + (page << shift) - 1) / (page << shift)))
         chunk=$((page << shift))
-        want=$((2 * pool * n * chunk))
+        want=$((2 * pool * (n * chunk + 16)))    # two devices: buffers, and the slots their BSDHs land in
         sdp_hold_start -p 18530 -s $((3 * size))
         got=$(sdp_stat PoolMemory)
         for _ in $(seq 50); do
@@ -126,7 +106,7 @@ buffer_sizes() {
             [[ $mems == "$((tx * 32))" ]] && break
             sleep 0.1
         done
-        sdp_hold_stop_bounded 30 || { echo "rx_buf_size=$size: sdp_pair did not end"; return 1; }
+        sdp_hold_stop 30 || { echo "rx_buf_size=$size"; return 1; }
         ((got >= want && got <= want + 2 * 8 * n * chunk)) ||
             { echo "rx_buf_size=$size: pools of $got bytes, want $want and spares"; return 1; }
         [[ $mems == "$((tx * 32))" ]] ||
