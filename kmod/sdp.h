@@ -10,7 +10,6 @@
 #include <linux/irq_poll.h>
 #include <linux/list.h>
 #include <linux/scatterlist.h>
-#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/inet_sock.h>
@@ -92,10 +91,10 @@ struct sdp_tx_slot {
 
 /*
  * The caller's pages one zero-copy Data message is posted from, at most:
- * those of 64 KiB that do not start at a page, so that a 64 KiB send is
- * one message wherever its buffer lies.
+ * the 4 KiB pages of 64 KiB that do not start at a page, so that a 64 KiB
+ * send is one message wherever its buffer lies.
  */
-#define SDP_ZC_FRAGS	(SZ_64K / PAGE_SIZE + 1)
+#define SDP_ZC_FRAGS	17
 
 /* SGEs of a send at most: a BSDH, and a ring buffer's or the caller's pages. */
 #define SDP_TX_SGES	(1 + SDP_ZC_FRAGS)
