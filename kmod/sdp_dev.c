@@ -91,16 +91,20 @@ u32 sdp_rx_msg_max(void)
 	return sizeof(struct sdp_bsdh) + sdp_rx_buf_size;
 }
 
+/* Where the device writes the BSDH of @rx, one of @dev's pool. */
+static u64 sdp_dev_rx_hdr_dma(const struct sdp_dev *dev,
+			      const struct sdp_buf *rx)
+{
+	return dev->rx_hdr_dma + (rx - dev->pool) * sizeof(struct sdp_bsdh);
+}
+
 /* The BSDH of the message @rx, one of @dev's pool, received. */
 void sdp_dev_rx_bsdh(const struct sdp_dev *dev, const struct sdp_buf *rx,
 		     struct sdp_bsdh *bsdh)
 {
-	size_t i = rx - dev->pool;
-
-	ib_dma_sync_single_for_cpu(dev->ibdev,
-				   dev->rx_hdr_dma + i * sizeof(*bsdh),
+	ib_dma_sync_single_for_cpu(dev->ibdev, sdp_dev_rx_hdr_dma(dev, rx),
 				   sizeof(*bsdh), DMA_FROM_DEVICE);
-	*bsdh = dev->rx_hdr[i];
+	*bsdh = dev->rx_hdr[rx - dev->pool];
 }
 
 static int sdp_dev_post(struct sdp_dev *dev, struct sdp_buf *rx)
@@ -110,11 +114,10 @@ static int sdp_dev_post(struct sdp_dev *dev, struct sdp_buf *rx)
 		.wr_cqe		= &rx->wc.cqe,
 		.sg_list	= sge,
 	};
-	size_t i = rx - dev->pool;
 	int ret;
 
 	/* Exactly ActRcvSz: a longer message fails on the device. */
-	sge[0].addr = dev->rx_hdr_dma + i * sizeof(struct sdp_bsdh);
+	sge[0].addr = sdp_dev_rx_hdr_dma(dev, rx);
 	sge[0].length = sizeof(struct sdp_bsdh);
 	sge[0].lkey = dev->pd->local_dma_lkey;
 	wr.num_sge = 1 + sdp_buf_sge(dev, rx, sdp_rx_buf_size, sge + 1);
