@@ -5,7 +5,8 @@
 #                 kernel): lint, DKMS install, the suite in the guest (its
 #                 core on each kernel, and one half of the rest on 6.1, the
 #                 other on the newest: bed/check-kernels), then the DKMS
-#                 install life on each root (host-tests/dkms_life.sh); a
+#                 install life on each root (host-tests/dkms_life.sh) and
+#                 the bench report's checks (host-tests/bench_report.sh); a
 #                 summary line per kernel and one `N passed, N failed`
 #   make check KVER=K   the same on kernel K alone
 #   make check-all      the same with the whole suite on every kernel

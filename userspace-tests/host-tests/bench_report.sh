@@ -1,0 +1,94 @@
+#!/bin/bash
+# bench_report.sh: the bench's report (bench/report) on results whose
+# answers are known, on the host (no guest).
+#   call_cost        RPC rows over one connection made from a fixed cost
+#                    per call and a cost per MiB: the report gives both back
+#   call_cost_noise  the same with the runs spread around the medians: the
+#                    medians decide
+#   one_block        rows of a single block size: no fit, no section
+#   ratios           the tracked ratios are the medians' quotients
+# Usage: bench_report.sh
+# shellcheck disable=SC2317  # (the checks run through ktap_run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+report=$here/bench/report
+work=$(mktemp -d /tmp/sdp-bench-report.XXXX)
+trap 'rm -rf "$work"' EXIT
+
+# rows TEST FIXED_US MS_PER_MIB SPREAD BLOCK...: CSV rows of TEST, three runs
+# per block, the bandwidth a call of BLOCK bytes has at that cost, the
+# runs SPREAD (a fraction) below and above the median
+rows() {
+    local test=$1 fixed=$2 per_mib=$3 spread=$4 b
+    shift 4
+    for b in "$@"; do
+        awk -v t="$test" -v b="$b" -v f="$fixed" -v m="$per_mib" -v s="$spread" 'BEGIN {
+            bw = b / (f * 1e-6 + b / 1048576 * m * 1e-3) / 1e6
+            printf "%s,%d,1,%.6f,MB/s\n%s,%d,2,%.6f,MB/s\n%s,%d,3,%.6f,MB/s\n",
+                   t, b, bw * (1 - s), t, b, bw, t, b, bw * (1 + s)
+        }'
+    done
+}
+
+# report_of NAME ROWS...: DIR/results.md of a folder with those rows
+report_of() {
+    local dir=$work/$1
+    shift
+    mkdir -p "$dir"
+    { echo "test,size,run,value,unit"; printf '%s\n' "$@"; } >"$dir/results.csv"
+    "$report" "$dir" >/dev/null 2>&1
+    cat "$dir/results.md"
+}
+
+# expect_row MD TEST FIXED PER_MIB: the section's row of TEST says so
+expect_row() {
+    local row
+    row=$(grep -F "| \`$2\` |" <<<"$1") || { echo "no row for $2"; return 1; }
+    echo "$row"
+    awk -F'|' -v f="$3" -v m="$4" '{ gsub(/ /, ""); exit !($3 == f && $4 == m) }' <<<"$row" ||
+        { echo "want $3 us per call and $4 ms per MiB"; return 1; }
+}
+
+call_cost() {
+    local md
+    md=$(report_of exact \
+        "$(rows rpc_kernel_sdp_c1 500 16 0 4096 65536 1048576)" \
+        "$(rows rpc_kernel_tcp_c1 120 5.5 0 4096 65536 1048576)" \
+        "$(rows rpc_kernel_sdp_c4 900 30 0 4096 65536 1048576)")
+    grep -q "Where one connection's time goes" <<<"$md" || { echo "no section"; return 1; }
+    expect_row "$md" rpc_kernel_sdp_c1 500 16.00
+    expect_row "$md" rpc_kernel_tcp_c1 120 5.50
+    ! grep -qF '| `rpc_kernel_sdp_c4` | 900' <<<"$md" ||
+        { echo "a fit for four connections"; return 1; }
+}
+
+call_cost_noise() {
+    local md
+    md=$(report_of noise "$(rows rpc_user_sdp_c1 381 24.7 0.2 4096 65536 1048576)")
+    expect_row "$md" rpc_user_sdp_c1 381 24.70
+}
+
+one_block() {
+    local md
+    md=$(report_of one "$(rows rpc_kernel_sdp_c1 500 16 0 1048576)")
+    grep -q "RPC bandwidth, kernel to kernel" <<<"$md" || { echo "no RPC table"; return 1; }
+    ! grep -q "Where one connection's time goes" <<<"$md" || { echo "a fit from one block"; return 1; }
+}
+
+ratios() {
+    local md
+    md=$(report_of ratios "$(rows rpc_kernel_sdp_c1 0 20 0.1 1048576)" \
+         "rc_bw,1048576,1,80,MB/s" "rc_bw,1048576,2,40,MB/s" "rc_bw,1048576,3,70,MB/s")
+    # 1 MiB at 20 ms per MiB: 52.4288 MB/s, against 70
+    grep -F "| rpc_kernel_sdp_c1 / rc_bw at 1 MiB |" <<<"$md" | grep -qF "**0.75**" ||
+        { grep -F "rpc_kernel_sdp_c1 / rc_bw" <<<"$md"; echo "want 0.75"; return 1; }
+}
+
+ktap_plan 4
+ktap_run call_cost call_cost
+ktap_run call_cost_noise call_cost_noise
+ktap_run one_block one_block
+ktap_run ratios ratios
+ktap_finish
