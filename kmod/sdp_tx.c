@@ -34,15 +34,21 @@ static bool sdp_tx_slot_free(const struct sdp_sock *ssk)
  * The proto's stream_memory_free: what a Data message with payload needs
  * beside send-buffer space (which sk_stream_memory_free() checks first):
  * a send slot and two credits, as the last one is kept for a credit
- * update.  In-kernel senders (SunRPC) ask it through
- * sk_stream_memory_free() and sk_stream_is_writeable() before they wait
- * for sk_write_space.
+ * update.  Held bytes go first, as a message of their own when the next
+ * bytes cannot join them (copied bytes after spliced pages), so they
+ * count as one more: else a send on a writable socket could take nothing,
+ * which SunRPC's client takes for a memory shortage and waits 250 ms
+ * for.  In-kernel senders (SunRPC) ask it through sk_stream_memory_free()
+ * and sk_stream_is_writeable() before they wait for sk_write_space.
  */
 bool sdp_stream_memory_free(const struct sock *sk, int wake)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
+	u32 held = READ_ONCE(ssk->tx_held) ? 1 : 0;
 
-	return READ_ONCE(ssk->tx_credits) > 1 && sdp_tx_slot_free(ssk) &&
+	return READ_ONCE(ssk->tx_credits) > 1 + held &&
+	       READ_ONCE(ssk->tx_head) + held - READ_ONCE(ssk->tx_tail) <
+	       sdp_tx_ring_size &&
 	       !READ_ONCE(ssk->tx_src_active);
 }
 

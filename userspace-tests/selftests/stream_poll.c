@@ -9,9 +9,14 @@
  * wake on arrival; epoll level- and edge-triggered; select agrees with
  * poll in every state.  SO_RCVLOWAT: what is readable below it, wake-ups
  * when the rest comes or it is lowered, its cap at half the receive buffer.
+ * Writable means room: under TCP_CORK, pages handed over (splice()) and
+ * bytes copied in turns, to a peer that does not read, each call after
+ * POLLOUT takes bytes, until POLLOUT stops; the peer then gets them all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -288,6 +293,79 @@ TEST_F_TIMEOUT(ready, writable_again_after_drain, 120)
 	EXPECT_EQ(0, stream_wait(self->cfd, POLLOUT, 200));
 	EXPECT_EQ(0, stream_recv_pattern(self->afd, 2, &rcvd, sent, 65536));
 	EXPECT_EQ(POLLOUT, stream_wait(self->cfd, POLLOUT, STREAM_WAIT_MS));
+}
+
+/* The most the cork test sends before the peer's window must have closed. */
+#define CORK_MAX	(64u << 20)
+#define CORK_PAGES	4096
+
+/*
+ * Splices the @inpipe bytes in pipe @p to @fd, each call after POLLOUT;
+ * advances *@sent.  0 once all went, 1 if POLLOUT did not come in 500 ms
+ * (the window closed), or -errno: EAGAIN is a writable socket that took
+ * nothing.
+ */
+static int splice_when_writable(int p, int fd, size_t inpipe, uint64_t *sent)
+{
+	ssize_t n;
+
+	while (inpipe) {
+		if (stream_wait(fd, POLLOUT, 500) <= 0)
+			return 1;
+		n = splice(p, NULL, fd, NULL, inpipe, SPLICE_F_NONBLOCK);
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		inpipe -= n;
+		*sent += n;
+	}
+	return 0;
+}
+
+/*
+ * Writable means room for bytes: held bytes that the next ones cannot
+ * join (pages handed over, then a copied byte, then pages again) go as a
+ * message of their own first, and must not leave a socket that poll()
+ * calls writable with no room for the next (SunRPC's client takes a
+ * writable socket that takes nothing for a memory shortage and waits).
+ * A peer that does not read closes the window; what was taken arrives.
+ */
+TEST_F_TIMEOUT(ready, writable_takes_bytes_under_cork, 120)
+{
+	uint64_t sent = 0, rcvd = 0;
+	char *buf = malloc(CORK_PAGES);
+	int p[2], ret = 0;
+	ssize_t n;
+	char c;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, IPPROTO_TCP, TCP_CORK, 1));
+	while (!ret && sent < CORK_MAX) {
+		stream_fill(buf, CORK_PAGES, 5, sent);
+		ASSERT_EQ(CORK_PAGES, write(p[1], buf, CORK_PAGES));
+		ret = splice_when_writable(p[0], self->cfd, CORK_PAGES, &sent);
+		if (ret)
+			break;
+		if (stream_wait(self->cfd, POLLOUT, 500) <= 0) {
+			ret = 1;
+			break;
+		}
+		stream_fill(&c, 1, 5, sent);
+		n = send(self->cfd, &c, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n != 1) {
+			ret = n ? -errno : -EIO;
+			break;
+		}
+		sent++;
+	}
+	EXPECT_EQ(1, ret) TH_LOG("after %llu bytes: %s", (unsigned long long)sent,
+				 ret ? strerror(-ret) : "the window never closed");
+	ASSERT_EQ(0, sockopt_set_int(self->cfd, IPPROTO_TCP, TCP_CORK, 0));
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 5, &rcvd, sent, 65536));
+	EXPECT_EQ(sent, rcvd);
+	close(p[0]);
+	close(p[1]);
+	free(buf);
 }
 
 /* Level-triggered epoll: reported on every call until read. */
