@@ -24,10 +24,20 @@
 #include "sdp_wire.h"
 #include "sdp_trace.h"
 
+/*
+ * Send slots not taken by a message in flight.  Read without the lock, a
+ * tail newer than the head looks like a full ring: none is counted.
+ */
+static u32 sdp_tx_slots_free(const struct sdp_sock *ssk)
+{
+	u32 used = READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail);
+
+	return used < sdp_tx_ring_size ? sdp_tx_ring_size - used : 0;
+}
+
 static bool sdp_tx_slot_free(const struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->tx_head) - READ_ONCE(ssk->tx_tail) <
-	       sdp_tx_ring_size;
+	return sdp_tx_slots_free(ssk) > 0;
 }
 
 /*
@@ -47,8 +57,7 @@ bool sdp_stream_memory_free(const struct sock *sk, int wake)
 	u32 held = READ_ONCE(ssk->tx_held) ? 1 : 0;
 
 	return READ_ONCE(ssk->tx_credits) > 1 + held &&
-	       READ_ONCE(ssk->tx_head) + held - READ_ONCE(ssk->tx_tail) <
-	       sdp_tx_ring_size &&
+	       sdp_tx_slots_free(ssk) > held &&
 	       !READ_ONCE(ssk->tx_src_active);
 }
 

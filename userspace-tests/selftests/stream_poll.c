@@ -297,7 +297,7 @@ TEST_F_TIMEOUT(ready, writable_again_after_drain, 120)
 
 /* The most the cork test sends before the peer's window must have closed. */
 #define CORK_MAX	(64u << 20)
-#define CORK_PAGES	4096
+#define CORK_SPLICE_BYTES	4096
 
 /*
  * Splices the @inpipe bytes in pipe @p to @fd, each call after POLLOUT;
@@ -332,7 +332,7 @@ static int splice_when_writable(int p, int fd, size_t inpipe, uint64_t *sent)
 TEST_F_TIMEOUT(ready, writable_takes_bytes_under_cork, 120)
 {
 	uint64_t sent = 0, rcvd = 0;
-	char *buf = malloc(CORK_PAGES);
+	char *buf = malloc(CORK_SPLICE_BYTES);
 	int p[2], ret = 0;
 	ssize_t n;
 	char c;
@@ -341,9 +341,9 @@ TEST_F_TIMEOUT(ready, writable_takes_bytes_under_cork, 120)
 	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(0, sockopt_set_int(self->cfd, IPPROTO_TCP, TCP_CORK, 1));
 	while (!ret && sent < CORK_MAX) {
-		stream_fill(buf, CORK_PAGES, 5, sent);
-		ASSERT_EQ(CORK_PAGES, write(p[1], buf, CORK_PAGES));
-		ret = splice_when_writable(p[0], self->cfd, CORK_PAGES, &sent);
+		stream_fill(buf, CORK_SPLICE_BYTES, 5, sent);
+		ASSERT_EQ(CORK_SPLICE_BYTES, write(p[1], buf, CORK_SPLICE_BYTES));
+		ret = splice_when_writable(p[0], self->cfd, CORK_SPLICE_BYTES, &sent);
 		if (ret)
 			break;
 		if (stream_wait(self->cfd, POLLOUT, 500) <= 0) {
