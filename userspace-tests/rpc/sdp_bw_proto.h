@@ -15,7 +15,7 @@
  *   NETID  void -> string: the netid of the server's end of the call
  *
  * A block of stream S, sequence number N is a pseudo-random pattern
- * seeded by (S, N): the 32-bit words of xorshift32 in host byte order
+ * seeded by (S, N): the 64-bit words of xorshift64 in host byte order
  * (the bed's hosts are alike), the last one cut short.  Whoever receives
  * a block checks it without a copy of what was sent, and a receiver that
  * gets it in pieces checks piece after piece (struct sdp_bw_pattern).
@@ -47,29 +47,34 @@
 /* Room for a netid in NETID's reply ("sdp6" and the like). */
 #define SDP_BW_NETID_MAX	16
 
-static inline __u32 sdp_bw_seed(__u32 stream, __u32 seq)
+static inline __u64 sdp_bw_seed(__u32 stream, __u32 seq)
 {
-	__u32 x = stream * 2654435761u ^ seq * 40503u ^ 0x9e3779b9u;
+	__u64 x = (__u64)stream * 0x9e3779b97f4a7c15ull ^
+		  (__u64)seq * 0xbf58476d1ce4e5b9ull ^ 0x94d049bb133111ebull;
 
 	return x ? x : 1;
 }
 
-/* xorshift32: the next word of the pattern. */
-static inline __u32 sdp_bw_next(__u32 *x)
+/*
+ * xorshift64: the next word of the pattern.  Words of 8 bytes take half
+ * the steps of 4-byte ones: filling and checking a block is the
+ * programs' own work, which one call at a time adds to every call.
+ */
+static inline __u64 sdp_bw_next(__u64 *x)
 {
 	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
 	return *x;
 }
 
 /*
  * Where a block's pattern is: the generator, and the word being used,
- * of which @used bytes went out already (4: none left).
+ * of which @used bytes went out already (8: none left).
  */
 struct sdp_bw_pattern {
-	__u32 x;
-	__u32 word;
+	__u64 x;
+	__u64 word;
 	unsigned int used;
 };
 
@@ -78,13 +83,13 @@ static inline void sdp_bw_pattern_init(struct sdp_bw_pattern *p,
 {
 	p->x = sdp_bw_seed(stream, seq);
 	p->word = 0;
-	p->used = 4;
+	p->used = 8;
 }
 
 /* The next byte of the pattern. */
 static inline unsigned char sdp_bw_pattern_byte(struct sdp_bw_pattern *p)
 {
-	if (p->used == 4) {
+	if (p->used == 8) {
 		p->word = sdp_bw_next(&p->x);
 		p->used = 0;
 	}
@@ -96,16 +101,16 @@ static inline void sdp_bw_pattern_fill(struct sdp_bw_pattern *p, void *buf,
 				       size_t len)
 {
 	unsigned char *b = buf;
-	__u32 x, w;
+	__u64 x, w;
 
-	while (len && p->used != 4) {
+	while (len && p->used != 8) {
 		*b++ = sdp_bw_pattern_byte(p);
 		len--;
 	}
 	x = p->x;
-	for (; len >= 4; len -= 4, b += 4) {
+	for (; len >= 8; len -= 8, b += 8) {
 		w = sdp_bw_next(&x);
-		memcpy(b, &w, 4);
+		memcpy(b, &w, 8);
 	}
 	p->x = x;
 	while (len--)
@@ -117,17 +122,17 @@ static inline int sdp_bw_pattern_check(struct sdp_bw_pattern *p,
 				       const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
-	__u32 x, w, got;
+	__u64 x, w, got;
 
-	while (len && p->used != 4) {
+	while (len && p->used != 8) {
 		if (*b++ != sdp_bw_pattern_byte(p))
 			return 0;
 		len--;
 	}
 	x = p->x;
-	for (; len >= 4; len -= 4, b += 4) {
+	for (; len >= 8; len -= 8, b += 8) {
 		w = sdp_bw_next(&x);
-		memcpy(&got, b, 4);
+		memcpy(&got, b, 8);
 		if (got != w)
 			return 0;
 	}
