@@ -729,6 +729,7 @@ int sdp_check_sockaddr(const struct sockaddr *addr, int len);
 int sdp_check_local(struct net *net, const struct sockaddr *addr);
 bool sdp_mapped_on_v6only(const struct sock *sk, const struct sockaddr *addr);
 void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss);
+void sdp_neigh_prime(struct net *net, const struct sockaddr *addr);
 void sdp_set_local(struct sock *sk, const struct sockaddr *addr);
 void sdp_set_remote(struct sock *sk, const struct sockaddr *addr);
 int sdp_fill_sockaddr(const struct sock *sk, struct sockaddr *addr, bool peer);

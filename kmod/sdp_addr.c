@@ -6,7 +6,10 @@
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <net/ip6_route.h>
 #include <net/ipv6.h>
+#include <net/neighbour.h>
+#include <net/route.h>
 
 #include "sdp.h"
 
@@ -165,4 +168,45 @@ void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss)
 		/* The caller checked the length is at least SIN6_LEN_RFC2133. */
 		memcpy(ss, addr, SIN6_LEN_RFC2133);
 	}
+}
+
+/*
+ * Asks for the neighbour that a connection to @addr (as the CM takes it)
+ * goes through, before the RDMA CM resolves the address.  The CM's
+ * resolver misses a neighbour that becomes valid inside its own request,
+ * as a veth or loopback peer answers ARP or ND before the request returns:
+ * it then waits out its whole timeout (resolve_timeout_ms) before it looks
+ * again.  Asked here, such an answer is in before the CM looks; one that
+ * comes later from the wire wakes the CM's request as it always did.
+ */
+void sdp_neigh_prime(struct net *net, const struct sockaddr *addr)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	struct neighbour *n = NULL;
+	struct dst_entry *route;
+
+	if (addr->sa_family == AF_INET) {
+		struct flowi4 fl4 = { .daddr = sin->sin_addr.s_addr };
+		struct rtable *rt = ip_route_output_key(net, &fl4);
+
+		if (IS_ERR(rt))
+			return;
+		route = &rt->dst;
+		n = dst_neigh_lookup(route, &sin->sin_addr.s_addr);
+	} else {
+		struct flowi6 fl6 = {
+			.daddr = sin6->sin6_addr,
+			.flowi6_oif = sin6->sin6_scope_id,
+		};
+
+		route = ip6_route_output(net, NULL, &fl6);
+		if (!route->error)
+			n = dst_neigh_lookup(route, &sin6->sin6_addr);
+	}
+	if (n) {
+		neigh_event_send(n, NULL);
+		neigh_release(n);
+	}
+	dst_release(route);
 }

@@ -482,6 +482,7 @@ int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr)
 	if (!inet_sk(sk)->inet_num)
 		ssk->addr_family = addr->sa_family;
 	sk->sk_state = TCP_SYN_SENT;
+	sdp_neigh_prime(sock_net(sk), (struct sockaddr *)&dst);
 	ret = rdma_resolve_addr(ssk->conn->id, NULL, (struct sockaddr *)&dst,
 				sdp_resolve_timeout_ms);
 	if (ret)

@@ -26,6 +26,7 @@
 #define SDP_A6 "fd99::1"
 #define SDP_B6 "fd99::2"
 #define SDP_A_IF "va"	/* host A's netdev (bed/hosts.env) */
+#define SDP_B_IF "vb"	/* host B's */
 
 /*
  * Fills @ss with host 'A' or 'B' and @port.  @family is AF_INET, AF_INET6,

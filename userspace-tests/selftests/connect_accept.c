@@ -261,6 +261,42 @@ TEST_F(conn, sequential_connections)
 	}
 }
 
+/*
+ * The first connection after the neighbour entries went: the bed's veth
+ * answers ARP and ND inside the RDMA CM's own request, which its resolver
+ * misses, and then it waits out its whole timeout (sdp_neigh_prime()).
+ * With that timeout far beyond the poll, only a connect that did not wait
+ * for it gets through in time.  (The poll stays well inside the harness's
+ * 30 s, so that a module that waits fails here rather than times out.)
+ */
+#define FLUSHED_POLL_MS 10000
+
+TEST_F(conn, connect_after_neighbours_flushed)
+{
+	long long old = sdp_param("resolve_timeout_ms");
+	char text[24];
+	struct pollfd pfd;
+	int cfd, afd;
+
+	ASSERT_LT(0, old);
+	ASSERT_EQ(0, sdp_set_param("resolve_timeout_ms", "60000"));
+	EXPECT_EQ(0, system("ip neigh flush dev " SDP_A_IF " && "
+			    "ip neigh flush dev " SDP_B_IF));
+	cfd = socket(AF_INET_SDP, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	EXPECT_LE(0, cfd);
+	EXPECT_EQ(-1, connect(cfd, (struct sockaddr *)&self->b, self->len));
+	EXPECT_EQ(EINPROGRESS, errno);
+	pfd = (struct pollfd){ .fd = cfd, .events = POLLOUT };
+	EXPECT_EQ(1, poll(&pfd, 1, FLUSHED_POLL_MS));
+	EXPECT_EQ(0, so_error(cfd));
+	afd = accept4(self->lfd, NULL, NULL, SOCK_NONBLOCK);
+	EXPECT_LE(0, afd);
+	close(afd);
+	close(cfd);
+	snprintf(text, sizeof(text), "%lld", old);
+	ASSERT_EQ(0, sdp_set_param("resolve_timeout_ms", text));
+}
+
 /* Nobody has 10.99.0.3 on host B's link: ARP gets no answer. */
 TEST(unreachable_host)
 {
