@@ -153,6 +153,13 @@ static void *serve_connection(void *arg)
 	return NULL;
 }
 
+/*
+ * The record buffers of a connection's XDR stream: what svc_vc_create()
+ * gives the connections of a TCP listener (__rpc_get_t_size()), where
+ * svc_fd_create(fd, 0, 0) would give 4000 bytes and a read() per 4000.
+ */
+#define CONN_BUF_SIZE	(64 * 1024)
+
 /* -m: accepts on the listeners itself, a thread per connection. */
 static void run_threaded(SVCXPRT **listeners, int n)
 {
@@ -180,7 +187,7 @@ static void run_threaded(SVCXPRT **listeners, int n)
 				continue;
 			/* What svc_run()'s rendezvous does for TCP too. */
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			xprt = svc_fd_create(fd, 0, 0);
+			xprt = svc_fd_create(fd, CONN_BUF_SIZE, CONN_BUF_SIZE);
 			if (!xprt || pthread_create(&thread, NULL,
 						    serve_connection, xprt)) {
 				fprintf(stderr, "rpc_bw_server: cannot serve a connection\n");
