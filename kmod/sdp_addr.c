@@ -174,8 +174,8 @@ void sdp_cm_sockaddr(const struct sockaddr *addr, struct sockaddr_storage *ss)
  * Asks for the neighbour that a connection to @addr (as the CM takes it)
  * goes through, before the RDMA CM resolves the address.  The CM's
  * resolver misses a neighbour that becomes valid inside its own request,
- * as a veth or loopback peer answers ARP or ND before the request returns:
- * it then waits out its whole timeout (resolve_timeout_ms) before it looks
+ * as when a veth peer answers ARP before the request returns: it then
+ * waits out its whole timeout (resolve_timeout_ms) before it looks
  * again.  Asked here, such an answer is in before the CM looks; one that
  * comes later from the wire wakes the CM's request as it always did.
  */

@@ -263,8 +263,8 @@ TEST_F(conn, sequential_connections)
 
 /*
  * The first connection after the neighbour entries went: the bed's veth
- * answers ARP and ND inside the RDMA CM's own request, which its resolver
- * misses, and then it waits out its whole timeout (sdp_neigh_prime()).
+ * answers ARP inside the RDMA CM's own request, which its resolver misses,
+ * and then it waits out its whole timeout (sdp_neigh_prime()).
  * With that timeout far beyond the poll, only a connect that did not wait
  * for it gets through in time.  (The poll stays well inside the harness's
  * 30 s, so that a module that waits fails here rather than times out.)
