@@ -10,7 +10,10 @@
  * many back (READ), checked here.  The server is found through rpcbind
  * (clnt_tp_create() for a netid, clnt_create() for a nettype), or at PORT
  * when given.  -T bounds each call (default 25 s); -s asks the server's
- * counters at the end.  Prints one line of figures, with the netid of
+ * counters at the end.  The time counted runs from when every connection
+ * is up (created, and its NETID call answered) to the last call's answer,
+ * as qperf and the kernel's bandwidth module count it: set-up has figures
+ * of its own.  Prints one line of figures, with the netid of
  * the client and of the server's end of the first connection (procedure
  * NETID); exits 0 only when
  * every call succeeded and every block arrived intact.  On an RPC error
@@ -37,6 +40,8 @@ static unsigned int conns = 1;
 static unsigned long long total = 1 << 20;
 static struct timeval timeout = { 25, 0 };
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The streams and main(): all connections up, and all calls done. */
+static pthread_barrier_t all_up, all_done;
 
 static void rpc_failed(CLIENT *cl, enum clnt_stat st, const char *what)
 {
@@ -129,6 +134,7 @@ static void *run_stream(void *arg)
 	if (!b.data)
 		exit(2);
 	b.stream = s->id;
+	pthread_barrier_wait(&all_up);
 	for (b.seq = 0, sent = 0; sent < share; b.seq++) {
 		b.len = share - sent < block ? share - sent : block;
 		sdp_bw_fill(b.data, b.len, b.stream, b.seq);
@@ -162,6 +168,7 @@ static void *run_stream(void *arg)
 		s->bytes += ra.len;
 	}
 	s->bytes += sent;
+	pthread_barrier_wait(&all_done);
 	free(b.data);
 	clnt_destroy(cl);
 	return NULL;
@@ -221,19 +228,22 @@ int main(int argc, char **argv)
 	/* A write to a connection the server reset: an error, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	s = calloc(conns, sizeof(*s));
-	if (!s)
+	if (!s || pthread_barrier_init(&all_up, NULL, conns + 1) ||
+	    pthread_barrier_init(&all_done, NULL, conns + 1))
 		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < conns; i++) {
 		s[i].id = i;
 		if (pthread_create(&s[i].thread, NULL, run_stream, &s[i]))
 			return 2;
 	}
+	pthread_barrier_wait(&all_up);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_barrier_wait(&all_done);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	for (i = 0; i < conns; i++) {
 		pthread_join(s[i].thread, NULL);
 		bytes += s[i].bytes;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("netid %s server_netid %s block %u conns %u bytes %llu seconds %.3f MBps %.2f\n",
 	       s[0].netid, s[0].server_netid, block, conns, bytes, secs,
