@@ -40,6 +40,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_ktest.sh"
 . "$here/lib/sdp_qperf.sh"
+. "$here/lib/udev_quiet.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -110,6 +111,7 @@ stop_all() {
         sdp_rpc_cleanup
     fi
     rm -rf "$STATE"
+    udev_resume
     [[ -z $qserver ]] && return
     pkill -P "$qserver" 2>/dev/null || true
     kill "$qserver" 2>/dev/null || true
@@ -117,6 +119,7 @@ stop_all() {
 }
 STATE=$(mktemp -d)    # what the cases' subshells leave for the others
 trap stop_all EXIT
+udev_pause
 
 # Counters that show where the traffic went: Soft-RoCE packets both ways,
 # the veth ends' bytes, and lo's (which should stay out of it); and the

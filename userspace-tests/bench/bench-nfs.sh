@@ -22,6 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_nfs.sh"
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_qperf.sh"    # (rxe_counter)
+. "$here/lib/udev_quiet.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 RUNS=${SDP_BENCH_RUNS:-3}
 NFS_MIB=${SDP_BENCH_NFS_MIB:-64}
@@ -110,6 +111,7 @@ cleanup() {
     ! mountpoint -q "$MNT" 2>/dev/null || nfs_umount || true
     nfs_server_stop "$WORK/server"
     rm -rf "$WORK"
+    udev_resume
 }
 
 if ((NFS_MIB == 0)); then
@@ -118,6 +120,7 @@ if ((NFS_MIB == 0)); then
     ktap_finish
 fi
 trap cleanup EXIT
+udev_pause
 ktap_plan $((RUNS + 1))
 ktap_run nfs_setup setup
 for ((run = 1; run <= RUNS; run++)); do ktap_run "nfs_run_$run" nfs_case "$run"; done
