@@ -56,14 +56,17 @@ module_param_named(tx_ring_size, sdp_tx_ring_size, uint, 0444);
 MODULE_PARM_DESC(tx_ring_size, "Sends in flight per connection (2-4096)");
 
 /*
- * A blocking reader that finds nothing to read spins this long for data
- * before it sleeps (the historical SDP's recv_poll): the wake-up it saves
- * is most of a small message's latency when the CPU has nothing else to
- * do; 0 turns it off.
+ * A blocking reader that finds nothing to read spins up to this long for
+ * data before it sleeps, as long as its waits are this short (the
+ * historical SDP's recv_poll, which spun 700 us): a ping-pong's reply
+ * comes while it spins, and the wake-up it saves is most of a small
+ * message's latency.  A reader whose waits are longer, such as one of
+ * many mostly idle connections, does not spin (sdp_rx_busy_poll()).
+ * 200 us covers a round trip of the emulated link; 0 turns it off.
  */
-unsigned int sdp_recv_poll_us;
+unsigned int sdp_recv_poll_us = 200;
 module_param_named(recv_poll_us, sdp_recv_poll_us, uint, 0644);
-MODULE_PARM_DESC(recv_poll_us, "Microseconds a blocking reader spins for data before it sleeps (0: never)");
+MODULE_PARM_DESC(recv_poll_us, "Microseconds a blocking reader spins for data before it sleeps, while its waits are that short (default 200; 0: never)");
 
 /*
  * Blocking sends of at least this many bytes from user memory go from the

@@ -482,6 +482,11 @@ struct sdp_fallback {
  *	SrcAvail's bytes into their own pages
  * @rx_sleepers: readers asleep in recvmsg(), which each message wakes
  *	whatever the low-water mark: they count what they took already
+ * @rx_wait_us: how long the last recvmsg() that waited for data waited,
+ *	in microseconds (capped), and @rx_sent_mark: @bytes_sent (its low
+ *	bits) when the last recvmsg() returned: a reader spins for data
+ *	only while the one is within sdp_recv_poll_us and it sent since
+ *	(sdp_rx_busy_poll())
  * @rx_full: the peer can send nothing more until a read (credits
  *	withheld, or a SrcAvail being read): what is queued is readable below
  *	the low-water mark; read locklessly by poll()
@@ -579,6 +584,8 @@ struct sdp_sock {
 	int			rx_rd_result;
 	unsigned int		rx_rd_waiters;
 	unsigned int		rx_sleepers;
+	u32			rx_wait_us;
+	u32			rx_sent_mark;
 	bool			rx_full;
 	bool			read_zcopy;
 	u32			rx_mseq;

@@ -17,6 +17,7 @@
  * new ones.
  */
 #include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
 
@@ -587,21 +588,32 @@ static struct sk_buff *sdp_rx_find(struct sock *sk, u32 skip, u32 *offset)
 }
 
 /*
- * A blocking reader about to sleep for data spins for it first, up to
- * sdp_recv_poll_us, with the socket unlocked so that completions are
- * processed as they come; it stops as soon as anything changes that
- * would end its wait, or the CPU is wanted.  Returns whether data came.
- * Socket lock held; dropped while spinning.
+ * A blocking reader about to sleep for data spins for it first, with the
+ * socket unlocked so that completions are processed as they come, until
+ * sdp_recv_poll_us after @since, when its call began to wait, or until
+ * anything changes that would end its wait.  Another task that wants the
+ * CPU meanwhile gets it first: where the device works in a kworker
+ * (Soft-RoCE), that may be the very task that brings the data.  It
+ * spins only for the answer to what it sent since its last read, and
+ * only if its last call's wait was that short too (a ping-pong, a
+ * request and its reply): the reader of a one-way stream, or one of many
+ * mostly idle connections, would only take CPU time from the senders.
+ * Returns whether data came.  Socket lock held; dropped while spinning.
  */
-static bool sdp_rx_busy_poll(struct sock *sk, long timeo)
+static bool sdp_rx_busy_poll(struct sock *sk, long timeo, u64 since)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	u32 usecs = READ_ONCE(sdp_recv_poll_us);
+	bool got;
 	u64 end;
 
-	if (!usecs || !timeo)
+	if (!usecs || !timeo || ssk->rx_wait_us > usecs ||
+	    ssk->rx_sent_mark == (u32)ssk->bytes_sent)
 		return false;
-	end = local_clock() + usecs * NSEC_PER_USEC;
+	end = since + usecs * NSEC_PER_USEC;
+	if (local_clock() >= end)
+		return false;
+	sdp_stat_inc(sock_net(sk), SDP_MIB_RX_BUSY_POLLS);
 	release_sock(sk);
 	sdp_cq_wait_begin(ssk);
 	while (skb_queue_empty_lockless(&sk->sk_receive_queue) &&
@@ -610,11 +622,17 @@ static bool sdp_rx_busy_poll(struct sock *sk, long timeo)
 	       !need_resched() && !signal_pending(current) &&
 	       local_clock() < end) {
 		sdp_cq_take_event(ssk);
-		cpu_relax();
+		if (single_task_running())
+			cpu_relax();
+		else
+			schedule();	/* the other goes first */
 	}
 	sdp_cq_wait_end(ssk);
 	lock_sock(sk);
-	return !skb_queue_empty(&sk->sk_receive_queue);
+	got = !skb_queue_empty(&sk->sk_receive_queue);
+	if (got)
+		sdp_stat_inc(sock_net(sk), SDP_MIB_RX_BUSY_POLL_HITS);
+	return got;
 }
 
 static bool sdp_rx_arrived(const struct sock *sk, const void *last)
@@ -645,6 +663,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	struct sock *sk = sock->sk;
 	int copied = 0, target, err = 0;
 	struct sk_buff *skb, *last;
+	u64 wait_start = 0;
 	bool direct;
 	long timeo;
 	u32 offset;
@@ -730,7 +749,9 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 
 		/* Room made so far goes back to the peer before we sleep. */
 		sdp_rx_consumed(sk);
-		if (sdp_rx_busy_poll(sk, timeo))
+		if (!wait_start)
+			wait_start = local_clock();
+		if (sdp_rx_busy_poll(sk, timeo, wait_start))
 			continue;
 		last = skb_peek_tail(&sk->sk_receive_queue);
 		/* A SrcAvail that comes meanwhile waits for us (sdp_rd_kick()). */
@@ -742,6 +763,12 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		sdp_sk(sk)->rx_rd_waiters -= direct;
 	} while (copied < len);
 	sdp_rx_consumed(sk);
+	/* For the next call's spin: how long this one waited, what was sent. */
+	if (wait_start)
+		sdp_sk(sk)->rx_wait_us = min_t(u64, U32_MAX,
+					       div_u64(local_clock() - wait_start,
+						       NSEC_PER_USEC));
+	sdp_sk(sk)->rx_sent_mark = sdp_sk(sk)->bytes_sent;
 	err = copied;
 out:
 	release_sock(sk);

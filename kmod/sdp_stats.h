@@ -34,6 +34,8 @@ enum sdp_mib {
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
 	SDP_MIB_TX_TRIMS,		/* idle connections freed send pages */
 	SDP_MIB_CQ_HANDOVERS,		/* completion events a waiter polled */
+	SDP_MIB_RX_BUSY_POLLS,		/* blocking reads that spun for data */
+	SDP_MIB_RX_BUSY_POLL_HITS,	/* ... and got it while spinning */
 	SDP_MIB_FALLBACK_REFUSED,	/* connect() went TCP: SDP refused */
 	SDP_MIB_FALLBACK_NO_DEVICE,	/* ... no RDMA device on the route */
 	SDP_MIB_FALLBACK_TIMEOUT,	/* ... the RDMA CM did not answer */

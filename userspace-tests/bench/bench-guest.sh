@@ -42,10 +42,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_qperf.sh"
 . "$here/lib/udev_quiet.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
-read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc}"
+read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc sdp_lat_nopoll}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
 RUNS=${SDP_BENCH_RUNS:-5}
-RECV_POLL_US=${SDP_BENCH_RECV_POLL_US:-50}  # the _poll variants' recv_poll_us
 TIME=${SDP_BENCH_TIME:-2}
 RS_SIZE=${SDP_BENCH_RSTREAM_SIZE:-65536}    # 0: no rstream
 RS_MIB=${SDP_BENCH_RSTREAM_MIB:-32}         # MiB each way per rstream run
@@ -146,15 +145,15 @@ to_unit() {
 # variant_param TEST: the sdp.ko parameter and value a test variant runs
 # with: TEST_bcopy read zero-copy off, TEST_copy every send copied
 # (zcopy_thresh 0), TEST_zc large sends from the pages also where the
-# device completes in process context (zcopy_task_cq), TEST_poll a
-# reader that spins RECV_POLL_US for data before it sleeps; nothing for
-# the others
+# device completes in process context (zcopy_task_cq), TEST_nopoll a
+# reader that never spins for data before it sleeps (recv_poll_us 0);
+# nothing for the others
 variant_param() {
     case $1 in
     *_bcopy) echo "read_zcopy 0" ;;
     *_copy) echo "zcopy_thresh 0" ;;
     *_zc) echo "zcopy_task_cq 1" ;;
-    *_poll) echo "recv_poll_us $RECV_POLL_US" ;;
+    *_nopoll) echo "recv_poll_us 0" ;;
     esac
 }
 
@@ -167,7 +166,7 @@ qperf_run() {
     qtest=${test%_bcopy}
     qtest=${qtest%_copy}
     qtest=${qtest%_zc}
-    qtest=${qtest%_poll}
+    qtest=${qtest%_nopoll}
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
     [[ $test == rc_* ]] && opts+=(-cm1)

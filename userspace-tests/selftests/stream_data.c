@@ -6,9 +6,10 @@
  * directions at once (blocking threads, and non-blocking poll loops),
  * writev/readv and sendmsg/recvmsg with several iovecs, many small
  * messages, short and zero-length reads and writes, a writev() that meets
- * a bad address.  Every byte is checked against a position-keyed
- * pseudo-random pattern, and a 64-bit FNV-1a of the whole stream is
- * compared between writer and reader.
+ * a bad address, and a ping-pong whose blocking reader spins for its
+ * replies (recv_poll_us) while they come fast.  Every byte is checked
+ * against a position-keyed pseudo-random pattern, and a 64-bit FNV-1a of
+ * the whole stream is compared between writer and reader.
  *
  * SDP_TEST_MAX (bytes, default 4194304) caps the largest write and the
  * data per direction: the Soft-RoCE link moves only ~25 MB/s under TCG.
@@ -17,6 +18,7 @@
 #include <linux/sockios.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -752,6 +754,211 @@ TEST_F_TIMEOUT(bad_iovec, writev_second_iovec_bad, 90)
 	ASSERT_EQ(0, stream_recv_pattern(self->cfd, 21, &roff, 5000, 0));
 	munmap(bad, 4096);
 	free(buf);
+}
+
+
+/*
+ * A ping-pong whose replies a blocking reader waits for: sdp.ko's
+ * recv_poll_us, set while a spin case runs, and what the reader's spins
+ * did (RxBusyPolls, RxBusyPollHits in /proc/net/sdpstats).
+ */
+#define POLL_PARAM	"recv_poll_us"
+#define PING		64
+
+FIXTURE(spin)
+{
+	STREAM_CONN_FIELDS;
+	long long poll_saved;
+};
+
+STREAM_VARIANTS(spin);
+
+FIXTURE_SETUP(spin)
+{
+	STREAM_SETUP(self, variant);
+	self->poll_saved = sdp_param(POLL_PARAM);
+}
+
+FIXTURE_TEARDOWN(spin)
+{
+	char text[32];
+
+	if (self->poll_saved >= 0) {
+		snprintf(text, sizeof(text), "%lld", self->poll_saved);
+		sdp_set_param(POLL_PARAM, text);
+	}
+	STREAM_TEARDOWN(self);
+}
+
+/*
+ * The other end: reads each ping by poll() and read(), so that it never
+ * waits in a blocking read itself, and sends it back after its delay.
+ */
+struct echo {
+	int fd;
+	int rounds;
+	const unsigned int *delay_ms;	/* per round */
+	int unasked;		/* the round whose echo comes twice */
+	int err;
+};
+
+/*
+ * Puts the calling thread on the @nth CPU it may use, if there is one:
+ * the reader and the other end on CPUs of their own, so that the other
+ * end's wake-ups do not end the reader's spins (the guest has two).
+ */
+static void pin_to_cpu(int nth)
+{
+	cpu_set_t allowed, one;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || nth--)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		return;
+	}
+}
+
+static void *echo_pings(void *arg)
+{
+	struct echo *e = arg;
+	char buf[PING];
+	int i;
+
+	pin_to_cpu(1);
+	for (i = 0; i < e->rounds && !e->err; i++) {
+		if (stream_read_full(e->fd, buf, PING, 0) != PING) {
+			e->err = -EIO;
+			break;
+		}
+		if (e->delay_ms[i])
+			usleep(e->delay_ms[i] * 1000);
+		e->err = stream_write_all(e->fd, buf, PING, 0);
+		if (i == e->unasked && !e->err) {
+			usleep(5000);
+			e->err = stream_write_all(e->fd, buf, PING, 0);
+		}
+	}
+	return NULL;
+}
+
+/* One ping of stream 30 at *@off, and its echo read by a blocking recv(). */
+static int ping(int fd, uint64_t *off)
+{
+	char out[PING], in[PING];
+
+	stream_fill(out, PING, 30, *off);
+	*off += PING;
+	if (stream_write_all(fd, out, PING, 0))
+		return -EIO;
+	if (recv(fd, in, PING, MSG_WAITALL) != PING)
+		return -errno;
+	return memcmp(in, out, PING) ? -EBADMSG : 0;
+}
+
+struct spins {
+	long long polls, hits;
+};
+
+static struct spins spins_now(void)
+{
+	return (struct spins){ sdp_stat("RxBusyPolls"),
+			       sdp_stat("RxBusyPollHits") };
+}
+
+/*
+ * A blocking reader spins for its replies while they come fast, its data
+ * intact, and replies come while it spins.  After a call that waited
+ * longer than recv_poll_us, the next call does not spin; one after a
+ * short wait does again; a read that follows no send of its own (a
+ * stream's reader) does not; recv_poll_us 0 turns it off.
+ */
+TEST_F_TIMEOUT(spin, reader_spins_while_replies_come_fast, 60)
+{
+	enum { FAST = 40, OFF = 5 };
+	/*
+	 * Rounds after the fast ones: two slow, two fast, then OFF; the
+	 * fast ones 5 ms late, so that the reader surely waits for them.
+	 */
+	static const unsigned int slow_ms[] = { 300, 300, 5, 5 };
+	unsigned int delay_ms[FAST + 4 + OFF] = { 0 };
+	struct echo e = { .fd = self->afd, .delay_ms = delay_ms,
+			  .rounds = FAST + 4 + OFF, .unasked = FAST + 3 };
+	struct spins s0, s1, step[6];
+	char again[PING], want[PING];
+	struct timespec ts[2];
+	long ms[4];
+	struct timeval tv = { .tv_sec = 5 };
+	uint64_t off = 0;
+	pthread_t t;
+	int i, err = 0;
+
+	if (!variant->sdp)
+		SKIP(return, "recv_poll_us and its counters are SDP's");
+	ASSERT_LE(0, self->poll_saved);
+	memcpy(delay_ms + FAST, slow_ms, sizeof(slow_ms));
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				sizeof(tv)));
+	ASSERT_EQ(0, sdp_set_param(POLL_PARAM, "200000"));
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, echo_pings, &e));
+
+	s0 = spins_now();
+	for (i = 0; i < FAST && !err; i++)
+		err = ping(self->cfd, &off);
+	s1 = spins_now();
+	if (!err)
+		err = sdp_set_param(POLL_PARAM, "50000");
+	step[0] = spins_now();
+	for (i = 0; i < 4 && !err; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts[0]);
+		err = ping(self->cfd, &off);
+		clock_gettime(CLOCK_MONOTONIC, &ts[1]);
+		step[i + 1] = spins_now();
+		ms[i] = (ts[1].tv_sec - ts[0].tv_sec) * 1000 +
+			(ts[1].tv_nsec - ts[0].tv_nsec) / 1000000;
+	}
+	/* The last fast round's echo again, 5 ms later, asked by nobody. */
+	if (!err && recv(self->cfd, again, PING, MSG_WAITALL) != PING)
+		err = -errno;
+	step[5] = spins_now();
+	stream_fill(want, PING, 30, off - PING);
+	if (!err && memcmp(again, want, PING))
+		err = -EBADMSG;
+	if (!err)
+		err = sdp_set_param(POLL_PARAM, "0");
+	for (i = 0; i < OFF && !err; i++)
+		err = ping(self->cfd, &off);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, e.err);
+	TH_LOG("%d fast pings: %lld spins, %lld of them met the reply",
+	       FAST, s1.polls - s0.polls, s1.hits - s0.hits);
+	EXPECT_LE(1, s1.hits - s0.hits);
+	EXPECT_LE(s1.hits - s0.hits, s1.polls - s0.polls);
+	TH_LOG("slow, slow, fast, fast: %ld %ld %ld %ld ms, %lld %lld %lld %lld spins",
+	       ms[0], ms[1], ms[2], ms[3], step[1].polls - step[0].polls,
+	       step[2].polls - step[1].polls, step[3].polls - step[2].polls,
+	       step[4].polls - step[3].polls);
+
+	/* 300 ms late: the reader spins its 50 ms in vain, then sleeps. */
+	EXPECT_LE(1, step[1].polls - step[0].polls);
+	EXPECT_EQ(0, step[1].hits - step[0].hits);
+	/*
+	 * After that long wait, no spin, nor in the call after the next
+	 * long one; the call after a short wait spins again.
+	 */
+	EXPECT_EQ(0, step[2].polls - step[1].polls);
+	EXPECT_EQ(0, step[3].polls - step[2].polls);
+	EXPECT_LE(1, step[4].polls - step[3].polls);
+	EXPECT_EQ(0, step[5].polls - step[4].polls);
+	/* Off. */
+	EXPECT_EQ(0, spins_now().polls - step[5].polls);
 }
 
 TEST_HARNESS_MAIN
