@@ -342,6 +342,15 @@ static inline void stream_watchdog(unsigned int s)
 	alarm(s);
 }
 
+/* The monotonic clock in milliseconds. */
+static inline long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
 /* poll() @fd for @events: the revents, 0 on timeout, or -errno. */
 static inline int stream_wait(int fd, short events, int ms)
 {
@@ -362,17 +371,14 @@ static inline int stream_wait(int fd, short events, int ms)
  */
 static inline int stream_wait_bits(int fd, short bits, int ms)
 {
-	struct timespec start, now;
+	long start = now_ms();
 	int ev;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		ev = stream_wait(fd, bits, 10);
 		if (ev < 0 || (ev & bits) == bits)
 			return ev;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - start.tv_sec) * 1000 +
-		    (now.tv_nsec - start.tv_nsec) / 1000000 >= ms)
+		if (now_ms() - start >= ms)
 			return ev;
 		if (ev)
 			usleep(10000);	/* poll() did not wait */

@@ -62,14 +62,6 @@ static int ioctl_int(int fd, unsigned long req)
 	return val;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 
 /* What SO_DOMAIN says for the variant: the family socket() was given. */
 #define DOMAIN(v) ((v)->sdp ? AF_INET_SDP : (v)->family & ~SDP_MAPPED)

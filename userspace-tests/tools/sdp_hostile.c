@@ -172,14 +172,6 @@ static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
 	va_end(ap);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static int left_ms(long deadline)
 {
 	long left = deadline - now_ms();
