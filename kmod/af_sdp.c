@@ -56,13 +56,14 @@ module_param_named(tx_ring_size, sdp_tx_ring_size, uint, 0444);
 MODULE_PARM_DESC(tx_ring_size, "Sends in flight per connection (2-4096)");
 
 /*
- * A blocking reader that finds nothing to read spins up to this long for
- * data before it sleeps, as long as its waits are this short (the
- * historical SDP's recv_poll, which spun 700 us): a ping-pong's reply
+ * A blocking reader that waits for the answer to what it sent spins up to
+ * this long for it before it sleeps, as long as its waits are this short
+ * (the historical SDP's recv_poll, which spun 700 us): a ping-pong's reply
  * comes while it spins, and the wake-up it saves is most of a small
- * message's latency.  A reader whose waits are longer, such as one of
- * many mostly idle connections, does not spin (sdp_rx_busy_poll()).
- * 200 us covers a round trip of the emulated link; 0 turns it off.
+ * message's latency.  The reader of a one-way stream, or one whose waits
+ * are longer, such as one of many mostly idle connections, does not spin
+ * (sdp_rx_busy_poll()).  200 us covers a round trip of the emulated link;
+ * 0 turns it off.
  */
 unsigned int sdp_recv_poll_us = 200;
 module_param_named(recv_poll_us, sdp_recv_poll_us, uint, 0644);
