@@ -351,6 +351,15 @@ static inline long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
+/* The monotonic clock in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* poll() @fd for @events: the revents, 0 on timeout, or -errno. */
 static inline int stream_wait(int fd, short events, int ms)
 {

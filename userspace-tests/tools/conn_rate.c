@@ -114,14 +114,6 @@ static void *client(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	pthread_t srv[64], cli[64];

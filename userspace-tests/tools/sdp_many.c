@@ -66,14 +66,6 @@ static void fail(const char *fmt, ...)
 	exit(1);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void raise_nofile(void)
 {
 	rlim_t need = 2 * (rlim_t)count + 32;
