@@ -260,10 +260,8 @@ struct kbc_run;
  *	up: the first caller makes no call before then)
  * @stream: the stream number of its blocks
  * @share: the bytes it moves
- * @pages: pages for a block, two blocks' worth for WRITE calls (the
- *	next one is filled while the call before it is under way)
- * @npages: how many pages a block has
- * @blocks: how many blocks @pages hold
+ * @pages: pages for a block
+ * @npages: how many
  * @end_ns: when its last call ended (0: it made none)
  * @netid: its transport's netid
  * @server_netid: what the server said of its end
@@ -278,7 +276,6 @@ struct kbc_caller {
 	u64			share;
 	struct page		**pages;
 	unsigned int		npages;
-	unsigned int		blocks;
 	u64			end_ns;
 	char			netid[SDP_BW_NETID_MAX];
 	char			server_netid[SDP_BW_NETID_MAX];
@@ -415,114 +412,30 @@ static int kbc_call(struct rpc_clnt *clnt, u32 proc, void *argp, void *resp)
 	return rpc_call_sync(clnt, &msg, 0);
 }
 
-/* Nothing to do as a WRITE ends: its caller waits for it. */
-static const struct rpc_call_ops kbc_async_ops = { };
-
-/* Starts a WRITE of @b, whose status lands in @status. */
-static struct rpc_task *kbc_start_write(struct rpc_clnt *clnt,
-					struct kbc_block *b, u32 *status)
-{
-	struct rpc_message msg = {
-		.rpc_proc	= &kbc_procedures[SDP_BW_WRITE],
-		.rpc_argp	= b,
-		.rpc_resp	= status,
-	};
-	struct rpc_task_setup setup = {
-		.rpc_client	= clnt,
-		.rpc_message	= &msg,
-		.callback_ops	= &kbc_async_ops,
-		.flags		= RPC_TASK_ASYNC,
-	};
-
-	return rpc_run_task(&setup);
-}
-
-/*
- * Waits for @task to end and returns its status.  The caller is a kernel
- * thread, which takes no signals: the wait ends only with the task, which
- * kbc_kill_calls() and the RPC timeouts bound, so the block it sends is
- * not reused while it may still be read.
- */
-static int kbc_end_call(struct rpc_task *task)
-{
-	int err;
-
-	if (IS_ERR(task))
-		return PTR_ERR(task);
-	err = rpc_wait_for_completion_task(task);
-	if (!err)
-		err = task->tk_status;
-	rpc_put_task(task);
-	return err;
-}
-
-/* Fills @b with the block of sequence number @seq, @len bytes. */
-static void kbc_fill_block(struct kbc_block *b, u32 seq, u32 len)
-{
-	struct sdp_bw_pattern p;
-
-	b->seq = seq;
-	b->len = len;
-	sdp_bw_pattern_init(&p, b->stream, seq);
-	sdp_krpc_fill_pages(&p, b->pages, 0, len);
-}
-
-/*
- * The caller's share of the run in WRITE calls, one at a time, each
- * block filled while the call before it is under way: the fill is the
- * program's own work, which would otherwise add to every call.
- */
-static void kbc_write_blocks(struct kbc_caller *c, struct rpc_clnt *clnt)
-{
-	struct kbc_run *run = c->run;
-	struct kbc_block b[2] = {
-		{ .stream = c->stream, .pages = c->pages },
-		{ .stream = c->stream, .pages = c->pages + c->npages },
-	};
-	u32 status[2], seq = 0;
-	unsigned int k = 0;
-	u64 moved = 0;
-	int err;
-
-	kbc_fill_block(&b[0], 0, min_t(u64, run->block, c->share));
-	while (b[k].len && !READ_ONCE(run->stop)) {
-		struct rpc_task *task = kbc_start_write(clnt, &b[k],
-							&status[k]);
-		u64 next = moved + b[k].len;
-
-		b[k ^ 1].len = 0;
-		if (next < c->share && !READ_ONCE(run->stop))
-			kbc_fill_block(&b[k ^ 1], ++seq,
-				       min_t(u64, run->block, c->share - next));
-		err = kbc_end_call(task);
-		if (err) {
-			kbc_error(run, err);
-			return;
-		}
-		if (status[k])
-			atomic64_inc(&run->bad_write);
-		atomic64_inc(&run->calls);
-		atomic64_add(b[k].len, &run->bytes);
-		moved = next;
-		k ^= 1;
-	}
-}
-
-/* The caller's share of the run in READ calls, one at a time. */
-static void kbc_read_blocks(struct kbc_caller *c, struct rpc_clnt *clnt)
+/* The caller's share of the run, in calls of run->block bytes. */
+static void kbc_transfer(struct kbc_caller *c, struct rpc_clnt *clnt)
 {
 	struct kbc_run *run = c->run;
 	struct kbc_block b = { .stream = c->stream, .pages = c->pages };
 	struct sdp_bw_pattern p;
 	u64 moved = 0;
+	u32 status;
 	int err;
 
 	for (b.seq = 0; moved < c->share && !READ_ONCE(run->stop); b.seq++) {
 		b.len = min_t(u64, run->block, c->share - moved);
-		err = kbc_call(clnt, SDP_BW_READ, &b, &b);
-		sdp_bw_pattern_init(&p, b.stream, b.seq);
-		if (!err && !sdp_krpc_check_pages(&p, b.pages, 0, b.len))
-			atomic64_inc(&run->bad_read);
+		if (run->proc == SDP_BW_WRITE) {
+			sdp_bw_pattern_init(&p, b.stream, b.seq);
+			sdp_krpc_fill_pages(&p, b.pages, 0, b.len);
+			err = kbc_call(clnt, SDP_BW_WRITE, &b, &status);
+			if (!err && status)
+				atomic64_inc(&run->bad_write);
+		} else {
+			err = kbc_call(clnt, SDP_BW_READ, &b, &b);
+			sdp_bw_pattern_init(&p, b.stream, b.seq);
+			if (!err && !sdp_krpc_check_pages(&p, b.pages, 0, b.len))
+				atomic64_inc(&run->bad_read);
+		}
 		if (err) {
 			kbc_error(run, err);
 			return;
@@ -531,15 +444,6 @@ static void kbc_read_blocks(struct kbc_caller *c, struct rpc_clnt *clnt)
 		atomic64_add(b.len, &run->bytes);
 		moved += b.len;
 	}
-}
-
-/* The caller's share of the run, in calls of run->block bytes. */
-static void kbc_transfer(struct kbc_caller *c, struct rpc_clnt *clnt)
-{
-	if (c->run->proc == SDP_BW_WRITE)
-		kbc_write_blocks(c, clnt);
-	else
-		kbc_read_blocks(c, clnt);
 }
 
 static int kbc_caller_thread(void *data)
@@ -620,7 +524,7 @@ static void kbc_free_run(struct kbc_run *run)
 			kthread_stop(c->task);	/* out of this module's code */
 			put_task_struct(c->task);
 		}
-		for (j = 0; c->pages && j < c->npages * c->blocks; j++)
+		for (j = 0; c->pages && j < c->npages; j++)
 			if (c->pages[j])
 				__free_page(c->pages[j]);
 		kfree(c->pages);
@@ -628,18 +532,15 @@ static void kbc_free_run(struct kbc_run *run)
 	kfree(run);
 }
 
-/* Pages for @blocks blocks of @block bytes. */
-static int kbc_alloc_pages(struct kbc_caller *c, u32 block,
-			   unsigned int blocks)
+static int kbc_alloc_pages(struct kbc_caller *c, u32 block)
 {
 	unsigned int i;
 
 	c->npages = DIV_ROUND_UP(block, PAGE_SIZE);
-	c->blocks = blocks;
-	c->pages = kcalloc(c->npages * blocks, sizeof(*c->pages), GFP_KERNEL);
+	c->pages = kcalloc(c->npages, sizeof(*c->pages), GFP_KERNEL);
 	if (!c->pages)
 		return -ENOMEM;
-	for (i = 0; i < c->npages * blocks; i++) {
+	for (i = 0; i < c->npages; i++) {
 		c->pages[i] = alloc_page(GFP_KERNEL);
 		if (!c->pages[i])
 			return -ENOMEM;
@@ -745,8 +646,7 @@ static int kbc_do_run(const char *cmd)
 	atomic_set(&run->running, run->callers);
 
 	for (i = 0; i < run->callers && !err; i++)
-		err = kbc_alloc_pages(&run->caller[i], run->block,
-				      run->proc == SDP_BW_WRITE ? 2 : 1);
+		err = kbc_alloc_pages(&run->caller[i], run->block);
 	for (i = 0; i < run->callers && !err; i++) {
 		c = &run->caller[i];
 		c->task = kthread_create(kbc_caller_thread, c, "krpc_bw/%u", i);
