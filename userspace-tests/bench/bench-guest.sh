@@ -6,7 +6,8 @@
 # client on host A: TCP crosses va/vb, RC and SDP cross rxeA/rxeB.
 # Appends to $SDP_BENCH_OUT/results.csv (test,size,run,value,unit; MB/s
 # is 10^6 bytes/s, us microseconds), keeps every tool's output in
-# bench.log and the guest's side of the set-up in env-guest.txt.  The
+# bench.log, the guest's side of the set-up in env-guest.txt and, for
+# every SDP run, the sdp.ko counters it moved in sdpstats.csv.  The
 # qperf tests of one message size (and rstream at its size) take turns,
 # run after run, so that the ratios compare runs of the same moment; a
 # test named TEST_bcopy is qperf's TEST with sdp.ko's read_zcopy off
@@ -132,6 +133,22 @@ counters() {
          "$(both completer_retry_err) $(both duplicate_request)"
 }
 
+# sdp.ko's counters (/proc/net/sdpstats) around an SDP run, to tell where
+# its time went (credit stalls, memory stalls, wake-ups, message kinds):
+# sdpstats_snap saves them before the run, sdpstats_moved TEST SIZE RUN
+# appends each one that moved to sdpstats.csv (test,size,run,counter,
+# delta).  Both hosts share the guest's namespace: a delta is the sum of
+# the two ends.  The gauges (memory held, buffers posted) are left out.
+STATS_CSV=$OUT/sdpstats.csv
+sdpstats_snap() { cat /proc/net/sdpstats >"$STATE/sdpstats.before"; }
+sdpstats_moved() {
+    awk -v t="$1" -v s="$2" -v r="$3" '
+        NR == FNR { before[$1] = $2; next }
+        $1 ~ /^(BufferMemory|PoolMemory|PoolBuffersPosted)$/ { next }
+        $1 in before && $2 != before[$1] { printf "%s,%s,%s,%s,%d\n", t, s, r, $1, $2 - before[$1] }
+    ' "$STATE/sdpstats.before" /proc/net/sdpstats >>"$STATS_CSV"
+}
+
 # to_unit VALUE UNIT: qperf's figure in MB/s or us
 to_unit() {
     awk -v v="$1" -v u="$2" 'BEGIN {
@@ -242,12 +259,14 @@ bench_case() {
         for test in "$@"; do
             log "== $test size $size run $run"
             before=$(counters)
+            [[ $test != sdp_* ]] || sdpstats_snap
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
                 r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
             fi
             after=$(counters)
+            [[ $test != sdp_* ]] || sdpstats_moved "$test" "$size" "$run"
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             vals[$test]+="$r "
@@ -281,11 +300,13 @@ rpc_case() {
     start_rpc_server
     for ((run = 1; run <= RUNS; run++)); do
         log "== rpc $netid conns $conns block $block run $run"
+        [[ $netid != sdp ]] || sdpstats_snap
         out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
               -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" \
               -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
         log "$out"
         mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
+        [[ $netid != sdp ]] || sdpstats_moved "rpc_user_${netid}_c$conns" "$block" "$run"
         echo "rpc_user_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
         vals+=("$mbps")
     done
@@ -325,6 +346,7 @@ krpc_case() {
     for ((run = 1; run <= RUNS; run++)); do
         log "== rpc_$kind $netid conns $conns block $block run $run"
         b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
+        [[ $netid != sdp ]] || sdpstats_snap
         # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
         if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
              "$SDP_B4 $port $netid write $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
@@ -332,6 +354,7 @@ krpc_case() {
         fi
         res=$(cat "$KRPC_DBG/result")
         log "$res"
+        [[ $netid != sdp ]] || sdpstats_moved "rpc_${kind}_${netid}_c$conns" "$block" "$run"
         [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
            $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
             { echo "the run failed: $res"; return 1; }
@@ -421,6 +444,7 @@ setup_case() {
 
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
+[[ -s $STATS_CSV ]] || echo "test,size,run,counter,delta" >"$STATS_CSV"
 {
     echo "guest kernel: $(uname -r)"
     echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"

@@ -7,6 +7,9 @@
 #                    medians decide
 #   one_block        rows of a single block size: no fit, no section
 #   ratios           the tracked ratios are the medians' quotients
+#   counters         sdp.ko's counters per MiB sent (in Data messages and
+#                    read by the peer): medians of the runs, a run that did
+#                    not move a counter counting as 0
 # Usage: bench_report.sh
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
@@ -86,9 +89,49 @@ ratios() {
         { grep -F "rpc_kernel_sdp_c1 / rc_bw" <<<"$md"; echo "want 0.75"; return 1; }
 }
 
-ktap_plan 4
+counters() {
+    local dir=$work/counters row
+    mkdir -p "$dir"
+    echo "test,size,run,value,unit" >"$dir/results.csv"
+    printf '%s\n' "sdp_bw,65536,1,70,MB/s" "sdp_bw,65536,2,72,MB/s" "sdp_bw,65536,3,71,MB/s" >>"$dir/results.csv"
+    # 2 MiB a run; CreditStalls 40, (none), 60: median 40, 20 per MiB;
+    # Data 32 a run: 16 per MiB; CqEventHandovers 1, 2, 9: 1 per MiB
+    {
+        echo "test,size,run,counter,delta"
+        for r in 1 2 3; do
+            echo "sdp_bw,65536,$r,TxBytes,2097152"
+            echo "sdp_bw,65536,$r,TxMsgData,32"
+        done
+        echo "sdp_bw,65536,1,CreditStalls,40"
+        echo "sdp_bw,65536,3,CreditStalls,60"
+        echo "sdp_bw,65536,1,CqEventHandovers,1"
+        echo "sdp_bw,65536,2,CqEventHandovers,2"
+        echo "sdp_bw,65536,3,CqEventHandovers,9"
+        # 4 MiB a run, all but 1 KiB of it read by the peer: 1 SrcAvail per MiB
+        for r in 1 2 3; do
+            echo "sdp_bw,1048576,$r,TxBytes,1024"
+            echo "sdp_bw,1048576,$r,TxReadZcopyBytes,$((4194304 - 1024))"
+            echo "sdp_bw,1048576,$r,TxMsgSrcAvail,4"
+        done
+    } >"$dir/sdpstats.csv"
+    "$report" "$dir" >/dev/null 2>&1
+    row=$(grep -F '| `sdp_bw` | 64 KiB |' "$dir/results.md") || { echo "no counters row"; return 1; }
+    echo "$row"
+    # run | size | MiB a run | Data | SrcAvail | credit stalls | credit
+    # updates | memory stalls | CQ handovers | ...
+    awk -F'|' '{ gsub(/ /, "") } $4 == "2" && $5 == "16.0" && $6 == "0" && $7 == "20.0" &&
+        $8 == "0" && $10 == "1" { ok = 1 } END { exit !ok }' <<<"$row" ||
+        { echo "want 2 MiB a run, 16 Data, 0 SrcAvail, 20 credit stalls, 1 CQ handover per MiB"; return 1; }
+    row=$(grep -F '| `sdp_bw` | 1 MiB |' "$dir/results.md") || { echo "no counters row at 1 MiB"; return 1; }
+    echo "$row"
+    awk -F'|' '{ gsub(/ /, "") } $4 == "4" && $5 == "0" && $6 == "1" { ok = 1 } END { exit !ok }' <<<"$row" ||
+        { echo "want 4 MiB a run (Data and read zero-copy), 1 SrcAvail per MiB"; return 1; }
+}
+
+ktap_plan 5
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
+ktap_run counters counters
 ktap_finish
