@@ -42,6 +42,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_ktest.sh"
 . "$here/lib/sdp_qperf.sh"
 . "$here/lib/udev_quiet.sh"
+. "$here/lib/sdp_bench_stats.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc sdp_lat_nopoll}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
@@ -65,6 +66,7 @@ KRPC_STATS=/sys/kernel/debug/sdp_krpc_bw_server/stats
 MANY=$SDP_BUILD/tools/sdp_many
 PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
+STATS_CSV=$OUT/sdpstats.csv                 # sdp.ko's counters each SDP run moved
 LOG=$OUT/bench.log
 QTIMEOUT=$((TIME * 2 + 60))                 # one qperf run's time limit
 
@@ -131,22 +133,6 @@ counters() {
     echo "$(rxe_pkt_counts)" \
          "$(nbytes "$SDP_A_IF" tx) $(nbytes "$SDP_B_IF" rx) $(nbytes lo tx)" \
          "$(both completer_retry_err) $(both duplicate_request)"
-}
-
-# sdp.ko's counters (/proc/net/sdpstats) around an SDP run, to tell where
-# its time went (credit stalls, memory stalls, wake-ups, message kinds):
-# sdpstats_snap saves them before the run, sdpstats_moved TEST SIZE RUN
-# appends each one that moved to sdpstats.csv (test,size,run,counter,
-# delta).  Both hosts share the guest's namespace: a delta is the sum of
-# the two ends.  The gauges (memory held, buffers posted) are left out.
-STATS_CSV=$OUT/sdpstats.csv
-sdpstats_snap() { cat /proc/net/sdpstats >"$STATE/sdpstats.before"; }
-sdpstats_moved() {
-    awk -v t="$1" -v s="$2" -v r="$3" '
-        NR == FNR { before[$1] = $2; next }
-        $1 ~ /^(BufferMemory|PoolMemory|PoolBuffersPosted)$/ { next }
-        $1 in before && $2 != before[$1] { printf "%s,%s,%s,%s,%d\n", t, s, r, $1, $2 - before[$1] }
-    ' "$STATE/sdpstats.before" /proc/net/sdpstats >>"$STATS_CSV"
 }
 
 # to_unit VALUE UNIT: qperf's figure in MB/s or us
@@ -266,7 +252,7 @@ bench_case() {
                 r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
             fi
             after=$(counters)
-            [[ $test != sdp_* ]] || sdpstats_moved "$test" "$size" "$run"
+            [[ $test != sdp_* ]] || sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             vals[$test]+="$r "
@@ -306,7 +292,7 @@ rpc_case() {
               -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
         log "$out"
         mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
-        [[ $netid != sdp ]] || sdpstats_moved "rpc_user_${netid}_c$conns" "$block" "$run"
+        [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "rpc_user_${netid}_c$conns" "$block" "$run"
         echo "rpc_user_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
         vals+=("$mbps")
     done
@@ -354,7 +340,7 @@ krpc_case() {
         fi
         res=$(cat "$KRPC_DBG/result")
         log "$res"
-        [[ $netid != sdp ]] || sdpstats_moved "rpc_${kind}_${netid}_c$conns" "$block" "$run"
+        [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "rpc_${kind}_${netid}_c$conns" "$block" "$run"
         [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
            $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
             { echo "the run failed: $res"; return 1; }
@@ -444,7 +430,6 @@ setup_case() {
 
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
-[[ -s $STATS_CSV ]] || echo "test,size,run,counter,delta" >"$STATS_CSV"
 {
     echo "guest kernel: $(uname -r)"
     echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
