@@ -113,10 +113,11 @@ install_without_source() {
 }
 
 source_added() {
-    local v
-    v=$(in_life dpkg-query -W -f='${Version}' "linux-headers-$k1")
+    local want
+    want=$(in_life "$top/sunrpc-patches/build" --want-source "$k1")
+    [[ $want == "$src_pkg="* ]] || { echo "build --want-source $k1: '$want', want $src_pkg=..."; return 1; }
     in_life apt-get update -q >/dev/null
-    in_life apt-get install -y -q --no-install-recommends "$src_pkg=$v" >/dev/null
+    in_life apt-get install -y -q --no-install-recommends "$want" >/dev/null
     expect_installed "$k1" "$version" sdp
     in_life dkms remove "sdp/$version" --all | tail -n 2
     for k in "${kernels[@]}"; do
