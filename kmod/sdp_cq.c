@@ -69,6 +69,8 @@ static int sdp_cq_poll(struct irq_poll *iop, int budget)
 		if (n < SDP_CQ_BATCH)
 			break;		/* empty */
 	}
+	if (done)
+		sdp_stat_add(sock_net(conn->sk), SDP_MIB_CQ_COMPLETIONS, done);
 	if (done < budget) {
 		/* What came after the last poll and before the arming. */
 		if (ib_req_notify_cq(conn->cq, IB_CQ_NEXT_COMP |
@@ -112,10 +114,13 @@ static bool sdp_cq_hand_over(struct sdp_conn *conn)
 static void sdp_cq_event(struct ib_cq *cq, void *context)
 {
 	struct sdp_conn *conn = context;
+	const struct net *net = sock_net(conn->sk);
 
+	sdp_stat_inc(net, SDP_MIB_CQ_EVENTS);
 	WRITE_ONCE(conn->cq_kicked, true);
 	smp_mb();	/* before the scheduled bit is looked at */
 	if (in_task()) {
+		sdp_stat_inc(net, SDP_MIB_CQ_TASK_EVENTS);
 		if (!READ_ONCE(conn->cq_in_task))
 			WRITE_ONCE(conn->cq_in_task, true);
 		if (sdp_cq_hand_over(conn))

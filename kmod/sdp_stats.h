@@ -33,7 +33,10 @@ enum sdp_mib {
 	SDP_MIB_TX_ZCOPY_DECLINED,	/* such sends copied: sdp_zcopy_pays() */
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
 	SDP_MIB_TX_TRIMS,		/* idle connections freed send pages */
+	SDP_MIB_CQ_EVENTS,		/* completion events devices raised */
+	SDP_MIB_CQ_TASK_EVENTS,		/* ... in process context */
 	SDP_MIB_CQ_HANDOVERS,		/* completion events a waiter polled */
+	SDP_MIB_CQ_COMPLETIONS,		/* work completions polled */
 	SDP_MIB_RX_BUSY_POLLS,		/* blocking reads that spun for data */
 	SDP_MIB_RX_BUSY_POLL_HITS,	/* ... and got it while spinning */
 	SDP_MIB_FALLBACK_REFUSED,	/* connect() went TCP: SDP refused */

@@ -118,9 +118,9 @@ counters() {
     row=$(grep -F '| `sdp_bw` | 64 KiB |' "$dir/results.md") || { echo "no counters row"; return 1; }
     echo "$row"
     # run | size | MiB a run | Data | SrcAvail | credit stalls | credit
-    # updates | memory stalls | CQ handovers | ...
+    # updates | memory stalls | CQ events | in a task | handed over | ...
     awk -F'|' '{ gsub(/ /, "") } $4 == "2" && $5 == "16.0" && $6 == "0" && $7 == "20.0" &&
-        $8 == "0" && $10 == "1" { ok = 1 } END { exit !ok }' <<<"$row" ||
+        $8 == "0" && $12 == "1" { ok = 1 } END { exit !ok }' <<<"$row" ||
         { echo "want 2 MiB a run, 16 Data, 0 SrcAvail, 20 credit stalls, 1 CQ handover per MiB"; return 1; }
     row=$(grep -F '| `sdp_bw` | 1 MiB |' "$dir/results.md") || { echo "no counters row at 1 MiB"; return 1; }
     echo "$row"

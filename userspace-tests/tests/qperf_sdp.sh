@@ -63,18 +63,33 @@ sdp_test() {
 # kworker, where sdp.ko hands each one to the reader that sleeps in
 # recv() (CqEventHandovers), so that it polls the queue itself rather
 # than through ksoftirqd; 6.1's raises them in a tasklet, where the
-# softirq polls at once and nothing is handed over.
+# softirq polls at once and nothing is handed over.  Either way every
+# message received is a completion polled (CqCompletions), and the
+# events are counted where they were raised (CqEvents, CqEventsInTask).
 sdp_lat_handovers() {
-    local h0 h1 rel
-    h0=$(sdp_stat CqEventHandovers)
+    local rel c before after
+    local -A moved=()
+    local counters=(CqEventHandovers CqEvents CqEventsInTask CqCompletions RxMsgData)
+    before=$(for c in "${counters[@]}"; do sdp_stat "$c"; done)
     sdp_test "$SDP_B4" sdp_lat 64
-    h1=$(sdp_stat CqEventHandovers)
+    after=$(for c in "${counters[@]}"; do sdp_stat "$c"; done)
+    mapfile -t before <<<"$before"
+    mapfile -t after <<<"$after"
+    for c in "${!counters[@]}"; do moved[${counters[c]}]=$((after[c] - before[c])); done
     rel=$(uname -r)
-    echo "CqEventHandovers: $h0 -> $h1 on $rel"
+    echo "on $rel: $(for c in "${counters[@]}"; do printf '%s +%s ' "$c" "${moved[$c]}"; done)"
+    ((moved[RxMsgData] >= 100)) || { echo "fewer than 100 messages received"; return 1; }
+    ((moved[CqCompletions] >= moved[RxMsgData])) ||
+        { echo "fewer completions polled than messages received"; return 1; }
+    ((moved[CqEvents] >= 1)) || { echo "no completion event"; return 1; }
     if [[ $(printf '%s\n' "$rel" 6.12 | sort -V | head -1) == 6.12 ]]; then
-        ((h1 - h0 >= 100)) || { echo "sleeping readers polled no completions"; return 1; }
+        ((moved[CqEventsInTask] == moved[CqEvents])) ||
+            { echo "events raised outside a kworker"; return 1; }
+        ((moved[CqEventHandovers] >= 100 && moved[CqEventHandovers] <= moved[CqEventsInTask])) ||
+            { echo "sleeping readers polled no completions, or more than there were events"; return 1; }
     else
-        ((h1 == h0)) || { echo "events from softirq were handed over"; return 1; }
+        ((moved[CqEventsInTask] == 0)) || { echo "events raised in process context"; return 1; }
+        ((moved[CqEventHandovers] == 0)) || { echo "events from softirq were handed over"; return 1; }
     fi
 }
 
