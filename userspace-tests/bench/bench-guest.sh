@@ -26,7 +26,10 @@
 # to the server module on host B (krpc_case; rows rpc_kernel_NETID_cCONNS),
 # the same over one connection with several calls in flight on it, as an
 # NFS mount's slots (rows rpc_kdepth_NETID_c1), and to the multi-threaded
-# user server (rows rpc_k2u_NETID_cCONNS).
+# user server (rows rpc_k2u_NETID_cCONNS).  Their blocks are stamped
+# (WRITE_STAMPED, rpc/sdp_bw_proto.h): checking every byte would take the
+# emulated link's CPUs.  What that check costs: the kernel modules' rows
+# rpc_kcheck_NETID_c1, one connection, every byte filled and checked.
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
@@ -288,7 +291,7 @@ rpc_case() {
         log "== rpc $netid conns $conns block $block run $run"
         [[ $netid != sdp ]] || sdpstats_snap
         out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
-              -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" \
+              -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" -S \
               -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
         log "$out"
         mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
@@ -311,17 +314,19 @@ start_krpc() {
     insmod "$KRPC_DIR/sdp_krpc_bw_client.ko"
 }
 
-# krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls
-# of BLOCK bytes from the client module over CONNS connections, one call
-# in flight on each, to the server module (KIND kernel) or the user server
-# (KIND k2u), or KRPC_DEPTH calls in flight on each, to the server module
-# (KIND kdepth); a run fails unless every call succeeded and the server
-# module counted every byte intact (the user server's count is in
-# rpc-server.log).
+# krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in stamped
+# WRITE calls of BLOCK bytes from the client module over CONNS
+# connections, one call in flight on each, to the server module (KIND
+# kernel) or the user server (KIND k2u), or KRPC_DEPTH calls in flight on
+# each, to the server module (KIND kdepth), or in WRITE calls whose every
+# byte is filled and checked, to the server module (KIND kcheck); a run
+# fails unless every call succeeded and the server module counted every
+# byte intact (the user server's count is in rpc-server.log).
 krpc_case() {
     local kind=$1 netid=$2 conns=$3 block=$4 run res port=$KRPC_PORT total b0 b1 bad0 mbps vals=()
-    local depth=1
+    local depth=1 proc=stamped
     [[ $kind == kdepth ]] && depth=$KRPC_DEPTH
+    [[ $kind == kcheck ]] && proc=write
     total=$((RPC_MIB * 1048576))
     module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
         { echo "cannot load the kernel RPC modules (see bench.log)"; return 1; }
@@ -335,7 +340,7 @@ krpc_case() {
         [[ $netid != sdp ]] || sdpstats_snap
         # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
         if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
-             "$SDP_B4 $port $netid write $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
+             "$SDP_B4 $port $netid $proc $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
             echo "the run failed: $(tail -n1 "$LOG"), $(cat "$KRPC_DBG/result")"; return 1
         fi
         res=$(cat "$KRPC_DBG/result")
@@ -475,11 +480,12 @@ if ((RPC_MIB > 0)); then
             done
         done
     done
-    if ((KRPC_DEPTH > 0)); then
-        for block in "${RPC_BLOCKS[@]}"; do
+    for block in "${RPC_BLOCKS[@]}"; do
+        if ((KRPC_DEPTH > 0)); then
             cases+=("krpc_kdepth tcp 1 $(bytes "$block")" "krpc_kdepth sdp 1 $(bytes "$block")")
-        done
-    fi
+        fi
+        cases+=("krpc_kcheck tcp 1 $(bytes "$block")" "krpc_kcheck sdp 1 $(bytes "$block")")
+    done
 fi
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)

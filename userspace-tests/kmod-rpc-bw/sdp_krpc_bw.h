@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the kernel ends of the RPC bandwidth program share: the block
- * pattern of sdp_bw_proto.h written to and checked in pages, where
- * SunRPC keeps a block's data.
+ * pattern and the stamps of sdp_bw_proto.h written to and checked in
+ * pages, where SunRPC keeps a block's data.
  */
 #ifndef SDP_KRPC_BW_H
 #define SDP_KRPC_BW_H
 
+#include <linux/build_bug.h>
 #include <linux/highmem.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -74,6 +75,41 @@ static inline bool sdp_krpc_check_xdr_buf(struct sdp_bw_pattern *p,
 	if (left > buf->tail[0].iov_len)
 		return false;
 	return sdp_bw_pattern_check(p, buf->tail[0].iov_base, left);
+}
+
+/* A stamp never straddles two pages. */
+static_assert(PAGE_SIZE % SDP_BW_STAMP_EVERY == 0);
+
+/* Stamps block (@stream, @seq) of @len bytes in @pages, from byte 0. */
+static inline void sdp_krpc_stamp_pages(struct page **pages, u32 len,
+					u32 stream, u32 seq)
+{
+	u32 i, off;
+	void *addr;
+	u64 w;
+
+	for (i = 0, off = 0; len >= 8 && off <= len - 8;
+	     i++, off += SDP_BW_STAMP_EVERY) {
+		w = sdp_bw_stamp(stream, seq, i);
+		addr = kmap_local_page(pages[off >> PAGE_SHIFT]);
+		memcpy(addr + (off & ~PAGE_MASK), &w, 8);
+		kunmap_local(addr);
+	}
+}
+
+/* Whether @buf (buf->len bytes) holds the stamps of block (@stream, @seq). */
+static inline bool sdp_krpc_stamps_ok(const struct xdr_buf *buf, u32 stream,
+				      u32 seq)
+{
+	u32 len = buf->len, i, off;
+	u64 w;
+
+	for (i = 0, off = 0; len >= 8 && off <= len - 8;
+	     i++, off += SDP_BW_STAMP_EVERY)
+		if (read_bytes_from_xdr_buf(buf, off, &w, 8) ||
+		    w != sdp_bw_stamp(stream, seq, i))
+			return false;
+	return true;
 }
 
 #endif

@@ -16,7 +16,9 @@
  *           (IPv4 or IPv6) PORT (0: ask its rpcbind, over TCP, which the
  *           SunRPC series does for sdp too).
  *           NETID: tcp, tcp6, sdp or sdp6; PROC: write (WRITE calls, which
- *           the server checks) or read (READ calls, checked here); BLOCK:
+ *           the server checks), stamped (WRITE_STAMPED calls: the caller's
+ *           block is filled once and stamped for each call, the server
+ *           checks the stamps) or read (READ calls, checked here); BLOCK:
  *           1 to 1 MiB; CONNS: 1 to 64; DEPTH: 1 to 16, at most 64 threads
  *           in all.  The write returns when the run is over: the first
  *           error of a call, if any (-EBUSY while another run goes on,
@@ -187,6 +189,15 @@ static const struct rpc_procinfo kbc_procedures[SDP_BW_NPROCS] = {
 		.p_statidx	= SDP_BW_WRITE,
 		.p_name		= "WRITE",
 	},
+	[SDP_BW_WRITE_STAMPED] = {
+		.p_proc		= SDP_BW_WRITE_STAMPED,
+		.p_encode	= kbc_enc_write,
+		.p_decode	= kbc_dec_status,
+		.p_arglen	= KBC_WRITE_ARG_SZ,
+		.p_replen	= KBC_STATUS_SZ,
+		.p_statidx	= SDP_BW_WRITE_STAMPED,
+		.p_name		= "WRITE_STAMPED",
+	},
 	[SDP_BW_READ] = {
 		.p_proc		= SDP_BW_READ,
 		.p_encode	= kbc_enc_read,
@@ -287,7 +298,7 @@ struct kbc_caller {
  * @addr: the server's address
  * @addrlen: its length
  * @protocol: XPRT_TRANSPORT_TCP or XPRT_TRANSPORT_SDP
- * @proc: SDP_BW_WRITE or SDP_BW_READ
+ * @proc: SDP_BW_WRITE, SDP_BW_WRITE_STAMPED or SDP_BW_READ
  * @block: bytes a call
  * @conns: connections
  * @depth: callers a connection
@@ -422,12 +433,21 @@ static void kbc_transfer(struct kbc_caller *c, struct rpc_clnt *clnt)
 	u32 status;
 	int err;
 
+	if (run->proc == SDP_BW_WRITE_STAMPED) {
+		sdp_bw_pattern_init(&p, b.stream, 0);
+		sdp_krpc_fill_pages(&p, b.pages, 0, run->block);
+	}
 	for (b.seq = 0; moved < c->share && !READ_ONCE(run->stop); b.seq++) {
 		b.len = min_t(u64, run->block, c->share - moved);
-		if (run->proc == SDP_BW_WRITE) {
-			sdp_bw_pattern_init(&p, b.stream, b.seq);
-			sdp_krpc_fill_pages(&p, b.pages, 0, b.len);
-			err = kbc_call(clnt, SDP_BW_WRITE, &b, &status);
+		if (run->proc != SDP_BW_READ) {
+			if (run->proc == SDP_BW_WRITE_STAMPED) {
+				sdp_krpc_stamp_pages(b.pages, b.len, b.stream,
+						     b.seq);
+			} else {
+				sdp_bw_pattern_init(&p, b.stream, b.seq);
+				sdp_krpc_fill_pages(&p, b.pages, 0, b.len);
+			}
+			err = kbc_call(clnt, run->proc, &b, &status);
 			if (!err && status)
 				atomic64_inc(&run->bad_write);
 		} else {
@@ -548,6 +568,13 @@ static int kbc_alloc_pages(struct kbc_caller *c, u32 block)
 	return 0;
 }
 
+/* The run's PROC as its line names it, by procedure. */
+static const char *const kbc_proc_names[SDP_BW_NPROCS] = {
+	[SDP_BW_WRITE]		= "write",
+	[SDP_BW_WRITE_STAMPED]	= "stamped",
+	[SDP_BW_READ]		= "read",
+};
+
 static void kbc_report(struct kbc_run *run, s64 ns)
 {
 	struct kbc_caller *c = &run->caller[0];
@@ -561,7 +588,7 @@ static void kbc_report(struct kbc_run *run, s64 ns)
 		  atomic_read(&run->first_error),
 		  c->netid[0] ? c->netid : "-",
 		  c->server_netid[0] ? c->server_netid : "-",
-		  run->proc == SDP_BW_WRITE ? "write" : "read", run->block,
+		  kbc_proc_names[run->proc], run->block,
 		  run->conns, run->depth);
 	mutex_unlock(&kbc_result_lock);
 }
@@ -570,7 +597,7 @@ static void kbc_report(struct kbc_run *run, s64 ns)
 static struct kbc_run *kbc_parse(const char *cmd)
 {
 	char addr[64], netid[8], proc[8];
-	unsigned int block, conns, depth = 1, callers, i, rem;
+	unsigned int block, conns, depth = 1, callers, i, rem, proc_nr;
 	struct sockaddr_storage ss;
 	unsigned long long total;
 	struct kbc_run *run;
@@ -589,7 +616,11 @@ static struct kbc_run *kbc_parse(const char *cmd)
 	callers = conns * depth;
 	if (total < callers)
 		return ERR_PTR(-EINVAL);
-	if (strcmp(proc, "write") && strcmp(proc, "read"))
+	for (proc_nr = 0; proc_nr < SDP_BW_NPROCS; proc_nr++)
+		if (kbc_proc_names[proc_nr] &&
+		    !strcmp(proc, kbc_proc_names[proc_nr]))
+			break;
+	if (proc_nr == SDP_BW_NPROCS)
 		return ERR_PTR(-EINVAL);
 	len = rpc_pton(&init_net, addr, strlen(addr), (struct sockaddr *)&ss,
 		       sizeof(ss));
@@ -608,7 +639,7 @@ static struct kbc_run *kbc_parse(const char *cmd)
 	run->addrlen = len;
 	run->protocol = netid[0] == 's' ? XPRT_TRANSPORT_SDP :
 					  XPRT_TRANSPORT_TCP;
-	run->proc = proc[0] == 'w' ? SDP_BW_WRITE : SDP_BW_READ;
+	run->proc = proc_nr;
 	run->block = block;
 	run->conns = conns;
 	run->depth = depth;

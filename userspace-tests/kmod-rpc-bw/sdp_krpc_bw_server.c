@@ -12,7 +12,8 @@
  * closes every transport, withdraws the registrations and stops the
  * threads.
  *
- * WRITE checks every byte of the block it receives, READ answers with a
+ * WRITE checks every byte of the block it receives, WRITE_STAMPED the
+ * stamps of its block (both count in blocks and bytes), READ answers with a
  * block of the pattern in pages, STATS tells what WRITE counted, NETID the
  * transport class of the call and its address family ("sdp6" ...).
  *
@@ -166,14 +167,13 @@ static __be32 kbs_proc_void(struct svc_rqst *rqstp)
 	return rpc_success;
 }
 
-static __be32 kbs_proc_write(struct svc_rqst *rqstp)
+/* Counts a WRITE block, intact or not, and answers so. */
+static __be32 kbs_write_done(struct svc_rqst *rqstp, bool intact)
 {
 	struct kbs_write_args *args = rqstp->rq_argp;
 	union kbs_xdr *res = rqstp->rq_resp;
-	struct sdp_bw_pattern p;
 
-	sdp_bw_pattern_init(&p, args->stream, args->seq);
-	if (sdp_krpc_check_xdr_buf(&p, &args->payload)) {
+	if (intact) {
 		atomic64_inc(&kbs_blocks);
 		atomic64_add(args->payload.len, &kbs_bytes);
 		res->status = 0;
@@ -182,6 +182,25 @@ static __be32 kbs_proc_write(struct svc_rqst *rqstp)
 		res->status = 1;
 	}
 	return rpc_success;
+}
+
+static __be32 kbs_proc_write(struct svc_rqst *rqstp)
+{
+	struct kbs_write_args *args = rqstp->rq_argp;
+	struct sdp_bw_pattern p;
+
+	sdp_bw_pattern_init(&p, args->stream, args->seq);
+	return kbs_write_done(rqstp,
+			      sdp_krpc_check_xdr_buf(&p, &args->payload));
+}
+
+static __be32 kbs_proc_write_stamped(struct svc_rqst *rqstp)
+{
+	struct kbs_write_args *args = rqstp->rq_argp;
+
+	return kbs_write_done(rqstp, sdp_krpc_stamps_ok(&args->payload,
+							args->stream,
+							args->seq));
 }
 
 /*
@@ -246,6 +265,16 @@ static const struct svc_procedure kbs_procedures[SDP_BW_NPROCS] = {
 		.pc_ressize	= sizeof(u32),
 		.pc_xdrressize	= KBS_STATUS_SZ,
 		.pc_name	= "WRITE",
+	},
+	[SDP_BW_WRITE_STAMPED] = {
+		.pc_func	= kbs_proc_write_stamped,
+		.pc_decode	= kbs_dec_write,
+		.pc_encode	= kbs_enc_status,
+		.pc_argsize	= sizeof(struct kbs_write_args),
+		.pc_argzero	= sizeof(struct kbs_write_args),
+		.pc_ressize	= sizeof(u32),
+		.pc_xdrressize	= KBS_STATUS_SZ,
+		.pc_name	= "WRITE_STAMPED",
 	},
 	[SDP_BW_READ] = {
 		.pc_func	= kbs_proc_read,

@@ -3,11 +3,14 @@
  * rpc_bw_client: the RPC bandwidth program's client, on libtirpc.
  *
  *   rpc_bw_client -h HOST (-n NETID | -N NETTYPE) [-p PORT] [-b BLOCK]
- *                 [-c CONNS] [-t TOTAL] [-r] [-T SECONDS] [-s]
+ *                 [-c CONNS] [-t TOTAL] [-r] [-S [-D]] [-T SECONDS] [-s]
  *
  * CONNS connections (a thread each) send TOTAL bytes between them in
- * WRITE calls of BLOCK bytes, which the server checks; -r also reads as
- * many back (READ), checked here.  The server is found through rpcbind
+ * WRITE calls of BLOCK bytes, which the server checks; -S makes them
+ * WRITE_STAMPED calls, whose blocks are filled once and stamped for each
+ * call (sdp_bw_proto.h), and -D spoils the last stamp of each, which the
+ * server must find (a test of its check); -r also reads as many back
+ * (READ), checked here.  The server is found through rpcbind
  * (clnt_tp_create() for a netid, clnt_create() for a nettype), or at PORT
  * when given.  -T bounds each call (default 25 s); -s asks the server's
  * counters at the end.  The time counted runs from when every connection
@@ -34,7 +37,7 @@
 #include "sdp_rpc_bw.h"
 
 static const char *host, *netid, *nettype;
-static int port = -1, read_back, want_stats;
+static int port = -1, read_back, stamped, spoil, want_stats;
 static uint32_t block = 65536;
 static unsigned int conns = 1;
 static unsigned long long total = 1 << 20;
@@ -134,11 +137,21 @@ static void *run_stream(void *arg)
 	if (!b.data)
 		exit(2);
 	b.stream = s->id;
+	if (stamped)
+		sdp_bw_fill(b.data, block, b.stream, 0);
 	pthread_barrier_wait(&all_up);
 	for (b.seq = 0, sent = 0; sent < share; b.seq++) {
 		b.len = share - sent < block ? share - sent : block;
-		sdp_bw_fill(b.data, b.len, b.stream, b.seq);
-		st = clnt_call(cl, SDP_BW_WRITE, SDP_XDR(xdr_sdp_bw_block),
+		if (stamped) {
+			sdp_bw_stamp_put(b.data, b.len, b.stream, b.seq);
+			if (spoil && b.len >= 8)
+				b.data[(b.len - 8) / SDP_BW_STAMP_EVERY *
+				       SDP_BW_STAMP_EVERY] ^= 1;
+		} else {
+			sdp_bw_fill(b.data, b.len, b.stream, b.seq);
+		}
+		st = clnt_call(cl, stamped ? SDP_BW_WRITE_STAMPED : SDP_BW_WRITE,
+			       SDP_XDR(xdr_sdp_bw_block),
 			       (caddr_t)&b, SDP_XDR(xdr_u_int32_t),
 			       (caddr_t)&status, timeout);
 		if (st != RPC_SUCCESS)
@@ -200,7 +213,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "h:n:N:p:b:c:t:rT:s")) != -1) {
+	while ((opt = getopt(argc, argv, "h:n:N:p:b:c:t:rSDT:s")) != -1) {
 		switch (opt) {
 		case 'h': host = optarg; break;
 		case 'n': netid = optarg; break;
@@ -210,17 +223,20 @@ int main(int argc, char **argv)
 		case 'c': conns = strtoul(optarg, NULL, 0); break;
 		case 't': total = strtoull(optarg, NULL, 0); break;
 		case 'r': read_back = 1; break;
+		case 'S': stamped = 1; break;
+		case 'D': spoil = 1; break;
 		case 'T': timeout.tv_sec = atoi(optarg); break;
 		case 's': want_stats = 1; break;
 		default:
-			fprintf(stderr, "usage: %s -h HOST (-n NETID | -N NETTYPE) [-p PORT] [-b BLOCK] [-c CONNS] [-t TOTAL] [-r] [-T SECONDS] [-s]\n",
+			fprintf(stderr, "usage: %s -h HOST (-n NETID | -N NETTYPE) [-p PORT] [-b BLOCK] [-c CONNS] [-t TOTAL] [-r] [-S [-D]] [-T SECONDS] [-s]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (!host || !netid == !nettype || (nettype && port >= 0) ||
-	    block > SDP_BW_MAX_BLOCK || !conns || conns > 64) {
-		fprintf(stderr, "rpc_bw_client: -h HOST, one of -n/-N (-p only with -n), BLOCK <= %u, 1 <= CONNS <= 64\n",
+	    block > SDP_BW_MAX_BLOCK || !conns || conns > 64 ||
+	    (spoil && (!stamped || block < 8))) {
+		fprintf(stderr, "rpc_bw_client: -h HOST, one of -n/-N (-p only with -n), BLOCK <= %u, 1 <= CONNS <= 64, -D only with -S and BLOCK >= 8\n",
 			SDP_BW_MAX_BLOCK);
 		return 2;
 	}

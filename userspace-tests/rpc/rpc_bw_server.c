@@ -7,8 +7,8 @@
  *                                                 port for all)
  *   rpc_bw_server -N NETTYPE                      svc_create() by nettype
  *
- * It checks the content of every block it receives and counts intact and
- * damaged ones (procedure STATS), and tells the netid of the transport a
+ * It checks the content of every block it receives (of a stamped one, the
+ * stamps) and counts intact and damaged ones (procedure STATS), and tells the netid of the transport a
  * call came in on (procedure NETID).  -m serves each connection in a thread
  * of its own (the paper's MTRPC); otherwise svc_run() serves all in one.
  * -R leaves rpcbind alone.  It prints "ready PORT" once it listens, and
@@ -36,7 +36,8 @@
 static struct sdp_bw_stats stats;
 static int registered;
 
-static void reply_write(SVCXPRT *xprt)
+/* WRITE, and WRITE_STAMPED when @stamped. */
+static void reply_write(SVCXPRT *xprt, int stamped)
 {
 	struct sdp_bw_block b = { 0 };
 	uint32_t status;
@@ -45,7 +46,8 @@ static void reply_write(SVCXPRT *xprt)
 		svcerr_decode(xprt);
 		return;
 	}
-	if (sdp_bw_intact(b.data, b.len, b.stream, b.seq)) {
+	if (stamped ? sdp_bw_stamps_ok(b.data, b.len, b.stream, b.seq) :
+		      sdp_bw_intact(b.data, b.len, b.stream, b.seq)) {
 		__atomic_add_fetch(&stats.blocks, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&stats.bytes, b.len, __ATOMIC_RELAXED);
 		status = 0;
@@ -90,7 +92,8 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svc_sendreply(xprt, SDP_XDR(xdr_void), NULL);
 		break;
 	case SDP_BW_WRITE:
-		reply_write(xprt);
+	case SDP_BW_WRITE_STAMPED:
+		reply_write(xprt, rq->rq_proc == SDP_BW_WRITE_STAMPED);
 		break;
 	case SDP_BW_READ:
 		reply_read(xprt);

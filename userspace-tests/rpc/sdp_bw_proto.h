@@ -13,6 +13,8 @@
  *          blocks the server received intact, damaged, and the intact
  *          ones' payload
  *   NETID  void -> string: the netid of the server's end of the call
+ *   WRITE_STAMPED  as WRITE, for a stamped block (below): the server
+ *          checks its stamps, and counts it with WRITE's blocks
  *
  * A block of stream S, sequence number N is a pseudo-random pattern
  * seeded by (S, N): the 64-bit words of xorshift64 in host byte order
@@ -40,7 +42,8 @@
 #define SDP_BW_READ	2	/* block from the server, client checks */
 #define SDP_BW_STATS	3	/* what the server received so far */
 #define SDP_BW_NETID	4	/* the netid of the server's transport */
-#define SDP_BW_NPROCS	5
+#define SDP_BW_WRITE_STAMPED 5	/* as WRITE; the server checks the stamps */
+#define SDP_BW_NPROCS	6
 
 /* The largest block a libtirpc end takes; the kernel's take 1 MiB. */
 #define SDP_BW_MAX_BLOCK	(4u << 20)
@@ -160,6 +163,56 @@ static inline int sdp_bw_intact(const void *buf, __u32 len, __u32 stream,
 
 	sdp_bw_pattern_init(&p, stream, seq);
 	return sdp_bw_pattern_check(&p, buf, len);
+}
+
+/*
+ * A stamped block (WRITE_STAMPED) carries an 8-byte stamp of (stream,
+ * seq, i) at the start of its i-th SDP_BW_STAMP_EVERY bytes, where they
+ * have room for one; its other bytes are whatever the sender's buffer
+ * held (the programs fill it with a block of the pattern once).  The
+ * bench moves stamped blocks: where the link is emulated on the CPUs that
+ * run the programs, as on the bed, checking every byte of every block
+ * takes its time from the link (one call at a time, WRITE's check and
+ * fill cost the kernel programs a tenth of their bandwidth on 6.12),
+ * which a bandwidth figure should not count.  The stamps still catch a
+ * block from another call, and a lost, repeated or misplaced piece of
+ * one; the tests check every byte.
+ */
+#define SDP_BW_STAMP_EVERY	4096u
+
+static inline __u64 sdp_bw_stamp(__u32 stream, __u32 seq, __u32 i)
+{
+	return sdp_bw_seed(stream, seq) + i;
+}
+
+/* Stamps block (@stream, @seq) of @len bytes at @buf. */
+static inline void sdp_bw_stamp_put(void *buf, __u32 len, __u32 stream,
+				    __u32 seq)
+{
+	__u32 i, off;
+	__u64 w;
+
+	for (i = 0, off = 0; len >= 8 && off <= len - 8;
+	     i++, off += SDP_BW_STAMP_EVERY) {
+		w = sdp_bw_stamp(stream, seq, i);
+		memcpy((unsigned char *)buf + off, &w, 8);
+	}
+}
+
+/* 1 if @buf holds the stamps of block (@stream, @seq) of @len bytes. */
+static inline int sdp_bw_stamps_ok(const void *buf, __u32 len, __u32 stream,
+				   __u32 seq)
+{
+	__u32 i, off;
+	__u64 w;
+
+	for (i = 0, off = 0; len >= 8 && off <= len - 8;
+	     i++, off += SDP_BW_STAMP_EVERY) {
+		memcpy(&w, (const unsigned char *)buf + off, 8);
+		if (w != sdp_bw_stamp(stream, seq, i))
+			return 0;
+	}
+	return 1;
 }
 
 #endif

@@ -5,17 +5,19 @@
 # module on host B's addresses (TCP and SDP listeners on one port, IPv4 and
 # IPv6, the TCP ones registered with rpcbind), the client module's runs
 # from host A.
-#   kernel to kernel: tcp, sdp and sdp6, 1 and 4 connections, WRITE and
-#     READ, one call and several in flight on a connection; the server
-#     counts every WRITE block intact and exactly the bytes the client
-#     sent, the client every READ block intact; NETID tells each end's
+#   kernel to kernel: tcp, sdp and sdp6, 1 and 4 connections, WRITE,
+#     WRITE_STAMPED and READ, one call and several in flight on a
+#     connection; the server counts every WRITE block intact (of a stamped
+#     one, its stamps) and exactly the bytes the client sent, the client
+#     every READ block intact; NETID tells each end's
 #     transport, SDP's byte counters grew by the data (or did not, for
 #     tcp) and an SDP run set up one SDP connection for each of its
 #     connections; port 0 finds the server through rpcbind
 #   kernel client to user server (rpc_bw_server -m, multi-threaded, with
 #     the interposer) over tcp and sdp: the paper's Fig. 9 case
 #   user client (rpc_bw_client with the interposer) to kernel server over
-#     tcp and sdp
+#     tcp and sdp, and stamped blocks, one of them spoiled, which the
+#     server finds
 #   faults: a port with no listener fails at once with ECONNREFUSED; bad
 #     run lines are refused; a run killed midway ends at once, and the
 #     client module cannot go while it runs; the server module unloaded
@@ -116,7 +118,7 @@ k2k() {
     run_ok "$netid" "$proc" "$TOTAL"
     [[ $(field conns "$RES") == "$conns" && $(field depth "$RES") == "$depth" ]] ||
         { echo "not $conns connections of $depth calls in flight"; return 1; }
-    if [[ $proc == write ]]; then
+    if [[ $proc != read ]]; then
         (($(server_stat bad) == bad0)) || { echo "the server found damaged blocks"; return 1; }
         (($(server_stat bytes) - bytes0 == TOTAL)) ||
             { echo "the server got $(($(server_stat bytes) - bytes0)) bytes intact, want $TOTAL"; return 1; }
@@ -160,6 +162,15 @@ k2k_depth() {
     k2k tcp "$SDP_B4" "$KPORT" write 1 262144 4
 }
 
+# Stamped WRITEs, as the bench sends them: blocks of 256 stamps, of two
+# (the last block cut short) and of one.
+k2k_stamped() {
+    k2k sdp "$SDP_B4" "$KPORT" stamped 1 1048576 2
+    k2k sdp "$SDP_B4" 0 stamped 2 5000
+    k2k tcp "$SDP_B4" "$KPORT" stamped 1 4100
+    k2k sdp6 "$SDP_B6" "$KPORT" stamped 1 65536
+}
+
 k2k_sdp6() {
     k2k sdp6 "$SDP_B6" 0 write 1 4096
     k2k sdp6 "$SDP_B6" "$KPORT" write 4
@@ -193,7 +204,7 @@ stop_user_server() {
 # The kernel client to the multi-threaded user server (no rpcbind: the
 # kernel server owns the program's registration).
 k2u() {
-    local out want=$((3 * TOTAL))
+    local out want=$((4 * TOTAL))
     start_user_server -m -R -p "$UPORT" tcp sdp
     krun "$SDP_B4 $UPORT tcp write 65536 $TOTAL 2"
     run_ok tcp write "$TOTAL"
@@ -201,6 +212,8 @@ k2u() {
     run_ok sdp write "$TOTAL"
     krun "$SDP_B4 $UPORT sdp write 1048576 $TOTAL 1"
     run_ok sdp write "$TOTAL"
+    krun "$SDP_B4 $UPORT sdp stamped 1048576 $TOTAL 1"
+    run_ok sdp stamped "$TOTAL"
     krun "$SDP_B4 $UPORT sdp read 65536 $TOTAL 2"
     run_ok sdp read "$TOTAL"
     krun "$SDP_B4 $UPORT tcp read 131072 $TOTAL 1"
@@ -211,13 +224,18 @@ k2u() {
         { echo "want the user server to count $want bytes intact, none damaged"; return 1; }
 }
 
-# u2k NETID ADDR CONNS: rpc_bw_client (WRITE, then READ of each block) to
-# the kernel server.
+# uclient ARGS...: rpc_bw_client with the interposer, to the kernel server
+uclient() {
+    LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 "$T" "$UCLIENT" -p "$KPORT" "$@" 2>&1
+}
+
+# u2k NETID ADDR CONNS [ARGS...]: rpc_bw_client (WRITE, then READ of each
+# block; ARGS: more of its options) to the kernel server.
 u2k() {
     local out bytes0 bad0
     bytes0=$(server_stat bytes) bad0=$(server_stat bad)
-    out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 "$T" "$UCLIENT" -h "$2" -n "$1" -p "$KPORT" \
-          -b 65536 -c "$3" -t "$TOTAL" -r -s 2>&1) || { echo "$out"; return 1; }
+    out=$(uclient -h "$2" -n "$1" -b 65536 -c "$3" -t "$TOTAL" -r -s "${@:4}") ||
+        { echo "$out"; return 1; }
     echo "$out"
     echo "server: $(cat "$SDBG/stats")"
     grep -q "^netid $1 server_netid $1 " <<<"$out" || { echo "want netid $1 at both ends"; return 1; }
@@ -231,6 +249,22 @@ u2k_all() {
     u2k tcp "$SDP_B4" 1
     u2k sdp "$SDP_B4" 2
     u2k sdp6 "$SDP_B6" 1
+    u2k sdp "$SDP_B4" 1 -S
+}
+
+# A stamped block with a spoiled stamp: the kernel server counts it
+# damaged and says so, and the client stops there.
+u2k_spoiled() {
+    local out rc=0 bytes0 bad0 blocks0
+    bytes0=$(server_stat bytes) bad0=$(server_stat bad) blocks0=$(server_stat blocks)
+    out=$(uclient -h "$SDP_B4" -n sdp -b 1048576 -t "$TOTAL" -S -D) || rc=$?
+    echo "$out"
+    echo "server: $(cat "$SDBG/stats")"
+    ((rc == 1)) && grep -q '^damaged_block stream 0 seq 0$' <<<"$out" ||
+        { echo "want the spoiled stamp found in the first block, exit 1 (got $rc)"; return 1; }
+    (($(server_stat bad) == bad0 + 1 && $(server_stat bytes) == bytes0 &&
+      $(server_stat blocks) == blocks0)) ||
+        { echo "want one block counted damaged, none intact"; return 1; }
 }
 
 # A port nobody listens on: the run fails at once (the client's NULL ping
@@ -333,15 +367,17 @@ modules_unload() {
     sdp_wait_socks "$SOCKS0" 20
 }
 
-ktap_plan 13
+ktap_plan 15
 ktap_run modules_load modules_load
 ktap_run kernel_to_kernel_tcp k2k_tcp
 ktap_run kernel_to_kernel_sdp_write k2k_sdp_write
 ktap_run kernel_to_kernel_sdp_read k2k_sdp_read
 ktap_run kernel_to_kernel_sdp6 k2k_sdp6
 ktap_run kernel_to_kernel_calls_in_flight k2k_depth
+ktap_run kernel_to_kernel_stamped k2k_stamped
 ktap_run kernel_client_user_server k2u
 ktap_run user_client_kernel_server u2k_all
+ktap_run user_client_spoiled_stamp u2k_spoiled
 ktap_run no_listener no_listener
 ktap_run bad_requests_refused bad_requests_refused
 ktap_run run_killed run_killed

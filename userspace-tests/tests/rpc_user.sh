@@ -3,7 +3,7 @@
 # the interposer (libtirpc-sdp.so, LD_PRELOAD): the RPC bandwidth programs
 # between host B (server) and host A (client) over netids tcp, sdp and
 # sdp6, single- and multi-threaded servers, the content of every block
-# checked by its receiver; rpcbind (stock, over TCP) knowing the sdp
+# checked by its receiver, and stamped blocks' stamps; rpcbind (stock, over TCP) knowing the sdp
 # registrations; nettypes "sdp" and "tcp"; accepted connections keeping
 # the listener's netid; SDP traffic proven by the module's counters; and
 # the faults: sdp.ko absent, and the server killed mid-call.
@@ -165,6 +165,31 @@ sdp_module_absent() {
     stop_server
 }
 
+# Stamped WRITEs, as the bench sends them: the server checks the stamps,
+# with blocks of one stamp, of two with the last block cut short, and of
+# 256; it counts them all intact, and finds a spoiled one (-D).
+stamped_writes() {
+    local out rc=0 want=$((3 * TOTAL))
+    start_server -m -p "$PORT" tcp sdp
+    out=$(client -h "$SDP_B4" -n sdp -b 1048576 -t "$TOTAL" -S -s) || { echo "$out"; return 1; }
+    echo "$out"
+    expect_run sdp sdp "$out"
+    out=$(client -h "$SDP_B4" -n sdp -b 5000 -c 2 -t "$TOTAL" -S -s) || { echo "$out"; return 1; }
+    echo "$out"
+    expect_run sdp sdp "$out"
+    out=$(client -h "$SDP_B4" -n tcp -b 4100 -t "$TOTAL" -S -s) || { echo "$out"; return 1; }
+    echo "$out"
+    expect_run tcp tcp "$out"
+    out=$(client -h "$SDP_B4" -n sdp -b 65536 -t "$TOTAL" -S -D) || rc=$?
+    echo "$out"
+    ((rc == 1)) && grep -q '^damaged_block stream 0 seq 0$' <<<"$out" ||
+        { echo "want the spoiled stamp found in the first block, exit 1 (got $rc)"; return 1; }
+    out=$(stop_server)
+    echo "$out"
+    grep -qE "^blocks [0-9]+ bad 1 bytes $want$" <<<"$out" ||
+        { echo "want the server to count $want bytes intact and one block damaged"; return 1; }
+}
+
 # The server killed mid-call: the client gets RPC_CANTSEND (3),
 # RPC_CANTRECV (4) or RPC_TIMEDOUT (5), within its time limit.
 server_killed() {
@@ -183,9 +208,10 @@ server_killed() {
         { echo "want rpc_error 3, 4 or 5, exit 1 (got $rc)"; return 1; }
 }
 
-ktap_plan 5
+ktap_plan 6
 ktap_run single_threaded single_threaded
 ktap_run multi_threaded multi_threaded
+ktap_run stamped_writes stamped_writes
 ktap_run nettypes nettypes
 ktap_run sdp_module_absent sdp_module_absent
 ktap_run server_killed server_killed
