@@ -29,7 +29,8 @@
 # user server (rows rpc_k2u_NETID_cCONNS).  Their blocks are stamped
 # (WRITE_STAMPED, rpc/sdp_bw_proto.h): checking every byte would take the
 # emulated link's CPUs.  What that check costs: the kernel modules' rows
-# rpc_kcheck_NETID_c1, one connection, every byte filled and checked.
+# rpc_kcheck_NETID_c1, one connection, every byte filled and checked, in
+# turns with the stamped runs.
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
@@ -314,20 +315,49 @@ start_krpc() {
     insmod "$KRPC_DIR/sdp_krpc_bw_client.ko"
 }
 
-# krpc_case KIND NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in stamped
-# WRITE calls of BLOCK bytes from the client module over CONNS
-# connections, one call in flight on each, to the server module (KIND
-# kernel) or the user server (KIND k2u), or KRPC_DEPTH calls in flight on
-# each, to the server module (KIND kdepth), or in WRITE calls whose every
-# byte is filled and checked, to the server module (KIND kcheck); a run
-# fails unless every call succeeded and the server module counted every
-# byte intact (the user server's count is in rpc-server.log).
+# krpc_run ROW PORT NETID PROC BLOCK CONNS DEPTH RUN: one run of RPC_MIB
+# MiB in PROC calls (stamped, or write: every byte filled and checked) of
+# BLOCK bytes from the client module over CONNS connections, DEPTH calls
+# in flight on each, to the server at PORT; its MB/s in row ROW.  It fails
+# unless every call succeeded and the server module, if it is the server,
+# counted every byte intact (the user server's count is in
+# rpc-server.log).  Leaves the MB/s in krpc_mbps.
+krpc_run() {
+    local row=$1 port=$2 netid=$3 proc=$4 block=$5 conns=$6 depth=$7 run=$8
+    local total=$((RPC_MIB * 1048576)) res b0 b1 bad0
+    log "== $row ($proc) block $block run $run"
+    b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
+    [[ $netid != sdp ]] || sdpstats_snap
+    # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
+    if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
+         "$SDP_B4 $port $netid $proc $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
+        echo "the run failed: $(tail -n1 "$LOG"), $(cat "$KRPC_DBG/result")"; return 1
+    fi
+    res=$(cat "$KRPC_DBG/result")
+    log "$res"
+    [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "$row" "$block" "$run"
+    [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
+       $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
+        { echo "the run failed: $res"; return 1; }
+    if [[ $port == "$KRPC_PORT" ]]; then
+        b1=$(field bytes "$(cat "$KRPC_STATS")")
+        (($(field bad "$(cat "$KRPC_STATS")") == bad0 && b1 - b0 == total)) ||
+            { echo "the server module counted $((b1 - b0)) bytes intact, want $total"; return 1; }
+    fi
+    krpc_mbps=$(awk -v b="$total" -v ns="$(field ns "$res")" 'BEGIN { printf "%.2f", b * 1e3 / ns }')
+    echo "$row,$block,$run,$krpc_mbps,MB/s" >>"$CSV"
+}
+
+# krpc_case KIND NETID CONNS BLOCK: RUNS runs of stamped WRITE calls from
+# the client module over CONNS connections, one call in flight on each,
+# to the server module (KIND kernel) or the user server (KIND k2u), or
+# KRPC_DEPTH calls in flight on each, to the server module (KIND kdepth);
+# rows rpc_KIND_NETID_cCONNS.  Over one connection, each kernel run is
+# followed by one whose every byte is filled and checked (rows
+# rpc_kcheck_NETID_c1): in turns, so the two compare.
 krpc_case() {
-    local kind=$1 netid=$2 conns=$3 block=$4 run res port=$KRPC_PORT total b0 b1 bad0 mbps vals=()
-    local depth=1 proc=stamped
+    local kind=$1 netid=$2 conns=$3 block=$4 run port=$KRPC_PORT depth=1 vals=() checked=()
     [[ $kind == kdepth ]] && depth=$KRPC_DEPTH
-    [[ $kind == kcheck ]] && proc=write
-    total=$((RPC_MIB * 1048576))
     module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
         { echo "cannot load the kernel RPC modules (see bench.log)"; return 1; }
     if [[ $kind == k2u ]]; then
@@ -335,30 +365,15 @@ krpc_case() {
         port=$RPC_PORT
     fi
     for ((run = 1; run <= RUNS; run++)); do
-        log "== rpc_$kind $netid conns $conns block $block run $run"
-        b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
-        [[ $netid != sdp ]] || sdpstats_snap
-        # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
-        if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
-             "$SDP_B4 $port $netid $proc $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
-            echo "the run failed: $(tail -n1 "$LOG"), $(cat "$KRPC_DBG/result")"; return 1
-        fi
-        res=$(cat "$KRPC_DBG/result")
-        log "$res"
-        [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "rpc_${kind}_${netid}_c$conns" "$block" "$run"
-        [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
-           $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
-            { echo "the run failed: $res"; return 1; }
-        if [[ $kind != k2u ]]; then
-            b1=$(field bytes "$(cat "$KRPC_STATS")")
-            (($(field bad "$(cat "$KRPC_STATS")") == bad0 && b1 - b0 == total)) ||
-                { echo "the server module counted $((b1 - b0)) bytes intact, want $total"; return 1; }
-        fi
-        mbps=$(awk -v b="$total" -v ns="$(field ns "$res")" 'BEGIN { printf "%.2f", b * 1e3 / ns }')
-        echo "rpc_${kind}_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
-        vals+=("$mbps")
+        krpc_run "rpc_${kind}_${netid}_c$conns" "$port" "$netid" stamped "$block" "$conns" "$depth" "$run" ||
+            return 1
+        vals+=("$krpc_mbps")
+        [[ $kind == kernel && $conns == 1 ]] || continue
+        krpc_run "rpc_kcheck_${netid}_c1" "$port" "$netid" write "$block" 1 1 "$run" || return 1
+        checked+=("$krpc_mbps")
     done
     echo "rpc $kind $netid x$conns (calls in flight: $depth), $block B blocks: ${vals[*]} MB/s"
+    ((${#checked[@]} == 0)) || echo "  every byte checked: ${checked[*]} MB/s"
 }
 
 # meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
@@ -480,12 +495,11 @@ if ((RPC_MIB > 0)); then
             done
         done
     done
-    for block in "${RPC_BLOCKS[@]}"; do
-        if ((KRPC_DEPTH > 0)); then
+    if ((KRPC_DEPTH > 0)); then
+        for block in "${RPC_BLOCKS[@]}"; do
             cases+=("krpc_kdepth tcp 1 $(bytes "$block")" "krpc_kdepth sdp 1 $(bytes "$block")")
-        fi
-        cases+=("krpc_kcheck tcp 1 $(bytes "$block")" "krpc_kcheck sdp 1 $(bytes "$block")")
-    done
+        done
+    fi
 fi
 # SDP last: if it takes the guest down, the rest is measured already
 mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -v '^sdp_'; printf '%s\n' "${cases[@]}" | grep '^sdp_' || true)

@@ -7,6 +7,8 @@
 #                    medians decide
 #   one_block        rows of a single block size: no fit, no section
 #   ratios           the tracked ratios are the medians' quotients
+#   checked_rows     the kernel rows with every byte checked: their table,
+#                    their fit, their ratio to the stamped rows
 #   counters         sdp.ko's counters per MiB sent (in Data messages and
 #                    read by the peer): medians of the runs, a run that did
 #                    not move a counter counting as 0
@@ -89,6 +91,19 @@ ratios() {
         { grep -F "rpc_kernel_sdp_c1 / rc_bw" <<<"$md"; echo "want 0.75"; return 1; }
 }
 
+# The rows with every byte checked: a table of their own, and their ratio
+# to the stamped rows.
+checked_rows() {
+    local md
+    md=$(report_of checked "$(rows rpc_kernel_sdp_c1 0 20 0 65536 1048576)" \
+         "$(rows rpc_kcheck_sdp_c1 0 25 0 65536 1048576)")
+    grep -q "RPC bandwidth, kernel to kernel, every byte checked" <<<"$md" ||
+        { echo "no table of the checked rows"; return 1; }
+    expect_row "$md" rpc_kcheck_sdp_c1 0 25.00
+    grep -F "| rpc_kcheck_sdp_c1 / rpc_kernel_sdp_c1 at 1 MiB |" <<<"$md" | grep -qF "**0.80**" ||
+        { grep -F "rpc_kcheck_sdp_c1 / rpc_kernel_sdp_c1" <<<"$md"; echo "want 0.80"; return 1; }
+}
+
 counters() {
     local dir=$work/counters row
     mkdir -p "$dir"
@@ -128,10 +143,11 @@ counters() {
         { echo "want 4 MiB a run (Data and read zero-copy), 1 SrcAvail per MiB"; return 1; }
 }
 
-ktap_plan 5
+ktap_plan 6
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
+ktap_run checked_rows checked_rows
 ktap_run counters counters
 ktap_finish
