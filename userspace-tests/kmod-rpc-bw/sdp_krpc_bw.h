@@ -88,8 +88,8 @@ static inline void sdp_krpc_stamp_pages(struct page **pages, u32 len,
 	void *addr;
 	u64 w;
 
-	for (i = 0, off = 0; len >= 8 && off <= len - 8;
-	     i++, off += SDP_BW_STAMP_EVERY) {
+	for (i = 0; i < sdp_bw_stamps(len); i++) {
+		off = i * SDP_BW_STAMP_EVERY;
 		w = sdp_bw_stamp(stream, seq, i);
 		addr = kmap_local_page(pages[off >> PAGE_SHIFT]);
 		memcpy(addr + (off & ~PAGE_MASK), &w, 8);
@@ -101,12 +101,12 @@ static inline void sdp_krpc_stamp_pages(struct page **pages, u32 len,
 static inline bool sdp_krpc_stamps_ok(const struct xdr_buf *buf, u32 stream,
 				      u32 seq)
 {
-	u32 len = buf->len, i, off;
+	u32 i;
 	u64 w;
 
-	for (i = 0, off = 0; len >= 8 && off <= len - 8;
-	     i++, off += SDP_BW_STAMP_EVERY)
-		if (read_bytes_from_xdr_buf(buf, off, &w, 8) ||
+	for (i = 0; i < sdp_bw_stamps(buf->len); i++)
+		if (read_bytes_from_xdr_buf(buf, i * SDP_BW_STAMP_EVERY,
+					    &w, sizeof(w)) ||
 		    w != sdp_bw_stamp(stream, seq, i))
 			return false;
 	return true;

@@ -433,10 +433,6 @@ static void kbc_transfer(struct kbc_caller *c, struct rpc_clnt *clnt)
 	u32 status;
 	int err;
 
-	if (run->proc == SDP_BW_WRITE_STAMPED) {
-		sdp_bw_pattern_init(&p, b.stream, 0);
-		sdp_krpc_fill_pages(&p, b.pages, 0, run->block);
-	}
 	for (b.seq = 0; moved < c->share && !READ_ONCE(run->stop); b.seq++) {
 		b.len = min_t(u64, run->block, c->share - moved);
 		if (run->proc != SDP_BW_READ) {
@@ -471,10 +467,16 @@ static int kbc_caller_thread(void *data)
 	struct kbc_caller *c = data;
 	struct kbc_run *run = c->run;
 	struct kbc_netid server_netid;
+	struct sdp_bw_pattern p;
 	struct rpc_clnt *clnt;
 	int err;
 
 	clnt = kbc_caller_client(c);
+	/* A stamped block is filled once, before the run's clock starts. */
+	if (run->proc == SDP_BW_WRITE_STAMPED) {
+		sdp_bw_pattern_init(&p, c->stream, 0);
+		sdp_krpc_fill_pages(&p, c->pages, 0, run->block);
+	}
 	if (atomic_dec_and_test(&run->starting))
 		complete(&run->all_up);
 	wait_for_completion(&run->go);

@@ -144,8 +144,8 @@ static void *run_stream(void *arg)
 		b.len = share - sent < block ? share - sent : block;
 		if (stamped) {
 			sdp_bw_stamp_put(b.data, b.len, b.stream, b.seq);
-			if (spoil && b.len >= 8)
-				b.data[(b.len - 8) / SDP_BW_STAMP_EVERY *
+			if (spoil && sdp_bw_stamps(b.len))
+				b.data[(sdp_bw_stamps(b.len) - 1) *
 				       SDP_BW_STAMP_EVERY] ^= 1;
 		} else {
 			sdp_bw_fill(b.data, b.len, b.stream, b.seq);

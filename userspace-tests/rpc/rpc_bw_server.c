@@ -8,11 +8,12 @@
  *   rpc_bw_server -N NETTYPE                      svc_create() by nettype
  *
  * It checks the content of every block it receives (of a stamped one, the
- * stamps) and counts intact and damaged ones (procedure STATS), and tells the netid of the transport a
- * call came in on (procedure NETID).  -m serves each connection in a thread
- * of its own (the paper's MTRPC); otherwise svc_run() serves all in one.
- * -R leaves rpcbind alone.  It prints "ready PORT" once it listens, and
- * on SIGTERM or SIGINT withdraws from rpcbind and prints its counters.
+ * stamps) and counts intact and damaged ones (procedure STATS), and tells
+ * the netid of the transport a call came in on (procedure NETID).  -m
+ * serves each connection in a thread of its own (the paper's MTRPC);
+ * otherwise svc_run() serves all in one.  -R leaves rpcbind alone.  It
+ * prints "ready PORT" once it listens, and on SIGTERM or SIGINT withdraws
+ * from rpcbind and prints its counters.
  */
 #include <errno.h>
 #include <netinet/in.h>

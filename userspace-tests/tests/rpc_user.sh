@@ -3,10 +3,11 @@
 # the interposer (libtirpc-sdp.so, LD_PRELOAD): the RPC bandwidth programs
 # between host B (server) and host A (client) over netids tcp, sdp and
 # sdp6, single- and multi-threaded servers, the content of every block
-# checked by its receiver, and stamped blocks' stamps; rpcbind (stock, over TCP) knowing the sdp
-# registrations; nettypes "sdp" and "tcp"; accepted connections keeping
-# the listener's netid; SDP traffic proven by the module's counters; and
-# the faults: sdp.ko absent, and the server killed mid-call.
+# checked by its receiver, and stamped blocks' stamps; rpcbind (stock,
+# over TCP) knowing the sdp registrations; nettypes "sdp" and "tcp";
+# accepted connections keeping the listener's netid; SDP traffic proven
+# by the module's counters; and the faults: sdp.ko absent, and the server
+# killed mid-call.
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
