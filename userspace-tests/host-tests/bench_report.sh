@@ -7,6 +7,9 @@
 #                    medians decide
 #   one_block        rows of a single block size: no fit, no section
 #   ratios           the tracked ratios are the medians' quotients
+#   serial_anchor    RC one message at a time, from the rc_lat medians at 1
+#                    MiB and 64 B, and one connection against it; none
+#                    without both
 #   checked_rows     the kernel rows with every byte checked: their table,
 #                    their fit, their ratio to the stamped rows
 #   counters         sdp.ko's counters per MiB sent (in Data messages and
@@ -91,6 +94,20 @@ ratios() {
         { grep -F "rpc_kernel_sdp_c1 / rc_bw" <<<"$md"; echo "want 0.75"; return 1; }
 }
 
+serial_anchor() {
+    local md lat=("rc_lat,1048576,1,10385.76,us" "rc_lat,1048576,2,9000,us" "rc_lat,1048576,3,12000,us")
+    # 1 MiB / (10385.76 + 100) us: 100 MB/s
+    md=$(report_of serial "$(rows rpc_kernel_sdp_c1 0 20 0.1 1048576)" "${lat[@]}" \
+         "rc_lat,64,1,100,us" "rc_lat,64,2,90,us" "rc_lat,64,3,300,us" "rc_bw,1048576,1,80,MB/s")
+    grep -F "| rc_serial_bw / rc_bw at 1 MiB |" <<<"$md" | grep -qF "**1.25**" ||
+        { grep -F "rc_serial_bw / rc_bw" <<<"$md"; echo "want 1.25"; return 1; }
+    grep -F "| rpc_kernel_sdp_c1 / rc_serial_bw at 1 MiB |" <<<"$md" | grep -qF "**0.52**" ||
+        { grep -F "rpc_kernel_sdp_c1 / rc_serial_bw" <<<"$md"; echo "want 0.52"; return 1; }
+    md=$(report_of serial_none "$(rows rpc_kernel_sdp_c1 0 20 0.1 1048576)" "${lat[@]}")
+    grep -F "| rpc_kernel_sdp_c1 / rc_serial_bw at 1 MiB |" <<<"$md" | grep -qF "| n/a |" ||
+        { grep -F "rc_serial_bw" <<<"$md"; echo "want no rc_serial_bw without rc_lat at 64 B"; return 1; }
+}
+
 # The rows with every byte checked: a table of their own, and their ratio
 # to the stamped rows.
 checked_rows() {
@@ -148,6 +165,7 @@ ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
+ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
 ktap_finish
