@@ -452,7 +452,9 @@ mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
 {
     echo "guest kernel: $(uname -r)"
-    echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+    echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs);" \
+         "copy features: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
+                           grep -xE 'rep_good|erms|fsrm' | xargs)"
     echo "sdp: $(modinfo -F version sdp) srcversion $(cat /sys/module/sdp/srcversion 2>/dev/null || echo '?')"
     echo "qperf: $(qperf --version 2>&1)"
     echo "links: $(rdma link show | xargs)"
