@@ -678,6 +678,16 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock,
 	state = inet_sk_state_load(sk);
 	shutdown = READ_ONCE(sk->sk_shutdown);
 
+	/*
+	 * A poll that took the file's socket just before the file went to
+	 * TCP (sdp_fb_connect()) polls TCP's: ours, closed, is not the
+	 * connection.  Our queue is the one waited on: TCP wakes it too.
+	 */
+	if (state == TCP_CLOSE && sdp_went_tcp(sk)) {
+		struct socket *tcp = sdp_sk(sk)->fb->tcp;
+
+		return tcp->ops->poll(file, tcp, NULL);
+	}
 	if (state == TCP_LISTEN)
 		return list_empty_careful(&sdp_sk(sk)->accept_queue) &&
 		       !sdp_fb_acceptable(sk) ? 0 : EPOLLIN | EPOLLRDNORM;

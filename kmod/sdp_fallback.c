@@ -202,8 +202,9 @@ static void sdp_fb_unhook(struct sdp_fallback *fb, struct socket *tcp)
 }
 
 /*
- * Hands the file of @sk over to @tcp, which @sk carries from now on, and
- * gives @tcp our getsockopt().  Socket lock held.
+ * Hands the file of @sk over to @tcp, which @sk carries from now on and
+ * which sdp_fb_hook() gave it, and gives @tcp our getsockopt().  Socket
+ * lock held.
  */
 static void sdp_fb_handover(struct sock *sk, struct socket *tcp)
 {
@@ -214,7 +215,6 @@ static void sdp_fb_handover(struct sock *sk, struct socket *tcp)
 	__module_get(THIS_MODULE);
 	tcp->ops = &sdp_tcp[sdp_family_index(tcp->sk->sk_family)].ops;
 
-	sdp_fb_hook(sk, tcp);
 	WRITE_ONCE(sdp_sk(sk)->fb->path, SDP_PATH_TCP);
 	if (sock_flag(sk, SOCK_FASYNC))
 		sock_set_flag(tcp->sk, SOCK_FASYNC);
@@ -356,16 +356,25 @@ int sdp_fb_connect(struct sock *sk, int err)
 		return ret;
 	}
 	sdp_stat_inc(net, reason);
-	sdp_fb_handover(sk, tcp);
+	/*
+	 * Connecting before the file is handed over: a poll of the file
+	 * must never find the TCP socket unconnected (TCP_CLOSE, which
+	 * polls as EPOLLHUP).  What TCP's callbacks say in between wakes
+	 * our waiters, and they find the SDP socket still in SYN_SENT;
+	 * the state change below wakes them for the TCP socket.
+	 */
+	sdp_fb_hook(sk, tcp);
 	len = sdp_fill_sockaddr(sk, (struct sockaddr *)&dst, true);
 	ret = kernel_connect(tcp, (struct sockaddr_unsized *)&dst, len,
 			     O_NONBLOCK);
+	sdp_fb_handover(sk, tcp);
 	if (ret && ret != -EINPROGRESS) {
 		fb->connect_err = ret;
 		WRITE_ONCE(tcp->sk->sk_err, -ret);
 		sk_error_report(tcp->sk);
 	}
-	sk->sk_state = TCP_CLOSE;
+	/* after the handover: sdp_poll()'s acquire pairs with it */
+	smp_store_release(&sk->sk_state, TCP_CLOSE);
 	sk->sk_state_change(sk);
 	return 0;
 }
@@ -497,6 +506,7 @@ int sdp_fb_accept(struct sock *lsk, struct socket *newsock,
 	lock_sock(sk);
 	sdp_sk(sk)->fb->enabled = true;
 	sdp_sk(sk)->addr_family = tcp->sk->sk_family;
+	sdp_fb_hook(sk, tcp);
 	sdp_fb_handover(sk, tcp);
 	release_sock(sk);
 	newsock->state = SS_CONNECTED;

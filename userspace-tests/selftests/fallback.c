@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -236,6 +237,55 @@ TEST_F(fb, nonblocking_connect_goes_tcp)
 	close(ep);
 	close(afd);
 	close(cfd);
+	EXPECT_GE(self->refs, module_refs_settle(self->refs));
+}
+
+/*
+ * Polled without pause from connect() on, through the switch to TCP: the
+ * socket is never seen hung up or in error on its way to writable, round
+ * after round (a poll that raced the switch once found TCP's socket not
+ * yet connecting, as EPOLLHUP).
+ */
+TEST_F(fb, nonblocking_connect_polled_through_switch)
+{
+	int round, cfd, afd;
+	struct pollfd pfd;
+	char byte = 0;
+
+	for (round = 0; round < 25; round++) {
+		struct timespec t0, t;
+
+		cfd = fb_socket(SOCK_NONBLOCK);
+		ASSERT_LE(0, cfd);
+		ASSERT_EQ(-1, connect(cfd, (struct sockaddr *)&self->b,
+				      self->blen));
+		ASSERT_EQ(EINPROGRESS, errno);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		pfd = (struct pollfd){ .fd = cfd, .events = POLLOUT };
+		do {
+			pfd.revents = 0;
+			ASSERT_LE(0, poll(&pfd, 1, 0));
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			ASSERT_GT(WAIT_MS / 1000, t.tv_sec - t0.tv_sec);
+		} while (!pfd.revents);
+		if (pfd.revents != POLLOUT)
+			TH_LOG("round %d: revents %#x", round, pfd.revents);
+		ASSERT_EQ(POLLOUT, pfd.revents);
+		EXPECT_EQ(SDP_PATH_TCP, sockopt_get_int(cfd, SOL_SDP, SDP_PATH));
+		EXPECT_EQ(0, so_error(cfd));
+
+		ASSERT_LT(0, stream_wait(self->tcp_lfd, POLLIN, WAIT_MS));
+		afd = accept(self->tcp_lfd, NULL, NULL);
+		ASSERT_LE(0, afd);
+		byte = round;
+		ASSERT_EQ(1, write(cfd, &byte, 1));
+		ASSERT_LT(0, stream_wait(afd, POLLIN, WAIT_MS));
+		byte = -1;
+		ASSERT_EQ(1, read(afd, &byte, 1));
+		EXPECT_EQ(round, byte);
+		close(afd);
+		close(cfd);
+	}
 	EXPECT_GE(self->refs, module_refs_settle(self->refs));
 }
 
