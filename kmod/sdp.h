@@ -900,7 +900,8 @@ void sdp_disconn_rcvd(struct sock *sk);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
 bool sdp_flush_expected(struct sock *sk);
-bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status);
+bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status,
+		   const char *what);
 void sdp_close_connected(struct sock *sk);
 void sdp_abort(struct sock *sk, int err, enum sdp_mib reason, const char *why);
 

@@ -137,13 +137,17 @@ bool sdp_flush_expected(struct sock *sk)
 }
 
 /*
- * A send or receive of the socket's connection that did not complete:
- * false if it did.  An expected flush (sdp_flush_expected()) is just
- * that; any other failure aborts, and a dead peer (the transport's
- * retries ran out) is a timeout.  Socket lock held.
+ * A request of the socket's connection (@what: "a send", ...) that did
+ * not complete: false if it did.  An expected flush (sdp_flush_expected())
+ * is just that; any other failure aborts, and a dead peer (the
+ * transport's retries ran out) is a timeout.  The log line names the
+ * request: the first to fail is the one a QP that failed by itself
+ * flushed first.  Socket lock held.
  */
-bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
+bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status,
+		   const char *what)
 {
+	char why[64];
 	int err = -ECONNRESET;
 
 	switch (status) {
@@ -160,7 +164,8 @@ bool sdp_wc_failed(struct sock *sk, enum ib_wc_status status)
 	default:
 		break;
 	}
-	sdp_abort(sk, err, SDP_MIB_ABORT_ERROR, ib_wc_status_msg(status));
+	snprintf(why, sizeof(why), "%s, on %s", ib_wc_status_msg(status), what);
+	sdp_abort(sk, err, SDP_MIB_ABORT_ERROR, why);
 	return true;
 }
 

@@ -323,7 +323,7 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 	if (ssk->conn != conn)
 		return 0;
 	if (!ok)
-		sdp_wc_failed(sk, wc->status);
+		sdp_wc_failed(sk, wc->status, "an RDMA Read");
 	if (!last)
 		return 0;
 	if (ok && !rd->to_user && sdp_rd_queue(sk, conn, gfp))

@@ -508,7 +508,7 @@ int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 
 	if (ssk->conn != conn)
 		goto repost;
-	if (conn->aborted || sdp_wc_failed(sk, wc->status)) {
+	if (conn->aborted || sdp_wc_failed(sk, wc->status, "a receive")) {
 		ssk->rx_posted--;
 		goto repost;
 	}

@@ -65,7 +65,7 @@ static int sdp_src_reg_process(struct sock *sk, struct sdp_conn *conn,
 			       struct sdp_wc *wc, gfp_t gfp)
 {
 	if (sdp_sk(sk)->conn == conn)
-		sdp_wc_failed(sk, wc->status);
+		sdp_wc_failed(sk, wc->status, "a registration");
 	return 0;
 }
 
@@ -79,7 +79,8 @@ static int sdp_src_inv_process(struct sock *sk, struct sdp_conn *conn,
 {
 	struct sdp_src *src = conn->src;
 
-	if (sdp_sk(sk)->conn != conn || sdp_wc_failed(sk, wc->status))
+	if (sdp_sk(sk)->conn != conn ||
+	    sdp_wc_failed(sk, wc->status, "an invalidation"))
 		return 0;
 	sdp_src_release(conn, src);
 	src->active = false;

@@ -427,7 +427,7 @@ int sdp_tx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,
 	if (ssk->tx_tail == ssk->tx_head)
 		conn->tx_idle = jiffies;
 	sdp_zcopy_wakeup(sk);
-	if (sdp_wc_failed(sk, wc->status))
+	if (sdp_wc_failed(sk, wc->status, "a send"))
 		return 0;
 	/* Our DisConn has reached the peer: TCP's FIN acknowledged. */
 	if (ssk->disconn_sent && ssk->tx_head == ssk->tx_tail &&
