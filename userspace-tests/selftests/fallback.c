@@ -3,7 +3,8 @@
  * fallback: TCP fallback inside the SDP socket (SOL_SDP, SDP_FALLBACK).
  * Off by default.  With it, connect() to a peer that has no SDP listener
  * goes TCP, blocking and non-blocking alike (EINPROGRESS, then POLLOUT and
- * SO_ERROR 0, also for an epoll set up before the switch); options set
+ * SO_ERROR 0, also for an epoll set up before the switch, and a poll
+ * through the switch never sees it hung up); options set
  * before it hold on the TCP socket; a peer with nothing listening refuses
  * as TCP does; a route with no RDMA device goes TCP, and so does an RDMA
  * CM that does not answer, after fallback_timeout_ms.  A listener with
