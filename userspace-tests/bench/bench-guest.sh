@@ -7,7 +7,7 @@
 # Appends to $SDP_BENCH_OUT/results.csv (test,size,run,value,unit; MB/s
 # is 10^6 bytes/s, us microseconds), keeps every tool's output in
 # bench.log, the guest's side of the set-up in env-guest.txt and, for
-# every SDP run, the sdp.ko counters it moved in sdpstats.csv.  The
+# every run, the sdp.ko and link counters it moved in sdpstats.csv.  The
 # qperf tests of one message size (and rstream at its size) take turns,
 # run after run, so that the ratios compare runs of the same moment; a
 # test named TEST_bcopy is qperf's TEST with sdp.ko's read_zcopy off
@@ -35,7 +35,8 @@
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
 # SDP_BENCH_SETUP_THREADS, SDP_BENCH_RPC_BLOCKS,
-# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH: see run-bench.
+# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH,
+# SDP_BENCH_LINK_RPS: see run-bench.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -249,14 +250,14 @@ bench_case() {
         for test in "$@"; do
             log "== $test size $size run $run"
             before=$(counters)
-            [[ $test != sdp_* ]] || sdpstats_snap
+            sdpstats_snap
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
                 r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
             fi
             after=$(counters)
-            [[ $test != sdp_* ]] || sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
+            sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             vals[$test]+="$r "
@@ -290,13 +291,13 @@ rpc_case() {
     start_rpc_server
     for ((run = 1; run <= RUNS; run++)); do
         log "== rpc $netid conns $conns block $block run $run"
-        [[ $netid != sdp ]] || sdpstats_snap
+        sdpstats_snap
         out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
               -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" -S \
               -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
         log "$out"
         mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
-        [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "rpc_user_${netid}_c$conns" "$block" "$run"
+        sdpstats_moved "$STATS_CSV" "rpc_user_${netid}_c$conns" "$block" "$run"
         echo "rpc_user_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
         vals+=("$mbps")
     done
@@ -327,7 +328,7 @@ krpc_run() {
     local total=$((RPC_MIB * 1048576)) res b0 b1 bad0
     log "== $row ($proc) block $block run $run"
     b0=$(field bytes "$(cat "$KRPC_STATS")") bad0=$(field bad "$(cat "$KRPC_STATS")")
-    [[ $netid != sdp ]] || sdpstats_snap
+    sdpstats_snap
     # shellcheck disable=SC2016  # (bash -c gets them as $1 and $2)
     if ! timeout -k 5 300 bash -c 'echo "$1" >"$2"' _ \
          "$SDP_B4 $port $netid $proc $block $total $conns $depth" "$KRPC_DBG/run" 2>>"$LOG"; then
@@ -335,7 +336,7 @@ krpc_run() {
     fi
     res=$(cat "$KRPC_DBG/result")
     log "$res"
-    [[ $netid != sdp ]] || sdpstats_moved "$STATS_CSV" "$row" "$block" "$run"
+    sdpstats_moved "$STATS_CSV" "$row" "$block" "$run"
     [[ $(field errors "$res") == 0 && $(field bytes "$res") == "$total" &&
        $(field bad_write "$res") == 0 && $(field server_netid "$res") == "$netid" ]] ||
         { echo "the run failed: $res"; return 1; }
@@ -450,6 +451,10 @@ setup_case() {
 
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
+# For the whole guest run, bench-nfs.sh and bench-apps.sh included.
+for dev in "$SDP_A_IF" "$SDP_B_IF"; do
+    echo "${SDP_BENCH_LINK_RPS:-0}" >"/sys/class/net/$dev/queues/rx-0/rps_cpus"
+done
 {
     echo "guest kernel: $(uname -r)"
     echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs);" \
@@ -459,6 +464,8 @@ mkdir -p "$OUT"
     echo "qperf: $(qperf --version 2>&1)"
     echo "links: $(rdma link show | xargs)"
     echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"
+    echo "rps_cpus: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/queues/rx-0/rps_cpus")," \
+         "$SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/queues/rx-0/rps_cpus")"
     echo "tests: ${TESTS[*]}; sizes: ${SIZES[*]}; runs: $RUNS; time: $TIME s; rstream: $RS_SIZE B x $RS_MIB MiB"
     echo "rpc: blocks ${RPC_BLOCKS[*]}; connections ${RPC_CONNS[*]}; $RPC_MIB MiB per run;" \
          "kernel calls in flight on one connection (kdepth): $KRPC_DEPTH;" \

@@ -9,8 +9,8 @@
 # reads it back.  The file read has the checksum of the file written; the
 # traffic took the path it should (SDP's byte counters for sdp, the rxe
 # packet counters for rdma).  Rows nfs_write_PROTO and nfs_read_PROTO,
-# size = the file's bytes, unit MB/s (10^6 bytes/s); the sdp.ko counters
-# each transfer over SDP moved in sdpstats.csv, under the same names.
+# size = the file's bytes, unit MB/s (10^6 bytes/s); the sdp.ko and link
+# counters each transfer moved in sdpstats.csv, under the same names.
 # Env: SDP_BENCH_OUT (required), SDP_BENCH_RUNS, SDP_BENCH_NFS_MIB (0: no
 # NFS), SDP_BENCH_NFS_PROTOS (default "tcp sdp rdma").
 # shellcheck disable=SC2317  # (the cases run through ktap_run)
@@ -65,20 +65,20 @@ nfs_case() {
         nfs_mount "$proto" || { echo "mount proto=$proto failed"; return 1; }
         grep -q " $MNT .*rsize=$BLOCK,wsize=$BLOCK,.*proto=$proto," /proc/mounts ||
             { grep " $MNT " /proc/mounts; echo "not proto=$proto with 1 MiB rsize and wsize"; nfs_umount; return 1; }
-        [[ $proto != sdp ]] || sdpstats_snap
+        sdpstats_snap
         t0=$(date +%s%N)
         timeout -k 5 600 dd if="$SRC" of="$MNT/file.bin" bs=1M conv=fsync status=none ||
             { echo "write over $proto failed"; nfs_umount; return 1; }
         t1=$(date +%s%N)
-        [[ $proto != sdp ]] || sdpstats_moved "$STATS_CSV" "nfs_write_$proto" "$bytes" "$run"
+        sdpstats_moved "$STATS_CSV" "nfs_write_$proto" "$bytes" "$run"
         w=$(mbps "$bytes" $((t1 - t0)))
         nfs_umount && nfs_mount "$proto" || { echo "remount over $proto failed"; return 1; }
-        [[ $proto != sdp ]] || sdpstats_snap
+        sdpstats_snap
         t0=$(date +%s%N)
         timeout -k 5 600 dd if="$MNT/file.bin" of=/dev/null bs=1M status=none ||
             { echo "read over $proto failed"; nfs_umount; return 1; }
         t1=$(date +%s%N)
-        [[ $proto != sdp ]] || sdpstats_moved "$STATS_CSV" "nfs_read_$proto" "$bytes" "$run"
+        sdpstats_moved "$STATS_CSV" "nfs_read_$proto" "$bytes" "$run"
         r=$(mbps "$bytes" $((t1 - t0)))
         got=$(sha256sum <"$MNT/file.bin" | cut -d' ' -f1)    # (from the page cache)
         rm -f "$MNT/file.bin"

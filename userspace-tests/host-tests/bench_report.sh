@@ -15,6 +15,10 @@
 #   counters         sdp.ko's counters per MiB sent (in Data messages and
 #                    read by the peer): medians of the runs, a run that did
 #                    not move a counter counting as 0
+#   link_faults      the runs in which the link delivered out of sequence,
+#                    with the median and the sum of each link counter; a
+#                    line saying none did when all were 0; no section in
+#                    results that did not count them
 # Usage: bench_report.sh
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
@@ -160,7 +164,44 @@ counters() {
         { echo "want 4 MiB a run (Data and read zero-copy), 1 SrcAvail per MiB"; return 1; }
 }
 
-ktap_plan 6
+# stats_report NAME ROW...: DIR/results.md of a folder with an sdp_bw row
+# and those sdpstats.csv rows
+stats_report() {
+    local dir=$work/$1
+    shift
+    mkdir -p "$dir"
+    printf '%s\n' "test,size,run,value,unit" "sdp_bw,65536,1,70,MB/s" >"$dir/results.csv"
+    printf '%s\n' "test,size,run,counter,delta" "$@" >"$dir/sdpstats.csv"
+    "$report" "$dir" >/dev/null 2>&1
+    cat "$dir/results.md"
+}
+
+link_faults() {
+    local md row r zeros=() faults=()
+    for r in 1 2 3; do
+        zeros+=("nfs_read_rdma,33554432,$r,LinkOutOfSequence,0"
+                "nfs_read_rdma,33554432,$r,LinkDuplicates,0" "nfs_read_rdma,33554432,$r,LinkRetries,0")
+    done
+    # out of sequence 19, 0, 3: median 3, sum 22; duplicates 156, 0, 10;
+    # retries 11, 0, 2
+    faults=("${zeros[@]}" "nfs_read_sdp,33554432,1,LinkOutOfSequence,19"
+            "nfs_read_sdp,33554432,1,LinkDuplicates,156" "nfs_read_sdp,33554432,1,LinkRetries,11"
+            "nfs_read_sdp,33554432,2,LinkOutOfSequence,0" "nfs_read_sdp,33554432,2,LinkDuplicates,0"
+            "nfs_read_sdp,33554432,2,LinkRetries,0" "nfs_read_sdp,33554432,3,LinkOutOfSequence,3"
+            "nfs_read_sdp,33554432,3,LinkDuplicates,10" "nfs_read_sdp,33554432,3,LinkRetries,2")
+    md=$(stats_report faults "${faults[@]}")
+    row=$(grep -F '| `nfs_read_sdp` | 32 MiB |' <<<"$md") || { echo "no link row"; return 1; }
+    echo "$row"
+    awk -F'|' '{ gsub(/ /, "") } $4 == "3(22)" && $5 == "10(166)" && $6 == "2(13)" { ok = 1 }
+        END { exit !ok }' <<<"$row" || { echo "want 3 (22), 10 (166), 2 (13)"; return 1; }
+    ! grep -qF '| `nfs_read_rdma` |' <<<"$md" || { echo "a link row for a run without faults"; return 1; }
+    md=$(stats_report clean "${zeros[@]}")
+    grep -q "No run saw a packet out of sequence" <<<"$md" || { echo "no line for a clean link"; return 1; }
+    md=$(stats_report uncounted "sdp_bw,65536,1,TxBytes,2097152")
+    ! grep -q "The link's faults" <<<"$md" || { echo "a link section without link counters"; return 1; }
+}
+
+ktap_plan 8
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
@@ -168,4 +209,5 @@ ktap_run ratios ratios
 ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
+ktap_run link_faults link_faults
 ktap_finish
