@@ -452,9 +452,11 @@ setup_case() {
 mkdir -p "$OUT"
 [[ -s $CSV ]] || echo "test,size,run,value,unit" >"$CSV"
 # For the whole guest run, bench-nfs.sh and bench-apps.sh included.
-for dev in "$SDP_A_IF" "$SDP_B_IF"; do
-    echo "${SDP_BENCH_LINK_RPS:-0}" >"/sys/class/net/$dev/queues/rx-0/rps_cpus"
-done
+if [[ -n ${SDP_BENCH_LINK_RPS:-} ]]; then
+    for dev in "$SDP_A_IF" "$SDP_B_IF"; do
+        echo "$SDP_BENCH_LINK_RPS" >"/sys/class/net/$dev/queues/rx-0/rps_cpus"
+    done
+fi
 {
     echo "guest kernel: $(uname -r)"
     echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs);" \
