@@ -71,11 +71,12 @@ MODULE_PARM_DESC(recv_poll_us, "Microseconds a blocking reader spins for data be
 
 /*
  * Blocking sends of at least this many bytes from user memory go from the
- * caller's pages (sdp_zcopy.c): 64 KiB, as the historical SDP's.
+ * caller's pages where that pays (sdp_zcopy.c): 64 KiB, as the historical
+ * SDP's.
  */
 unsigned int sdp_zcopy_thresh = 65536;
 module_param_named(zcopy_thresh, sdp_zcopy_thresh, uint, 0644);
-MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go from the caller's pages (0: never)");
+MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go from the caller's pages where that pays (0: never)");
 
 /*
  * Whether they do so also where the device raises its completions in
@@ -84,6 +85,14 @@ MODULE_PARM_DESC(zcopy_thresh, "Blocking sends of at least this many bytes go fr
 bool sdp_zcopy_task_cq;
 module_param_named(zcopy_task_cq, sdp_zcopy_task_cq, bool, 0644);
 MODULE_PARM_DESC(zcopy_task_cq, "Sends of zcopy_thresh bytes go from the caller's pages also on a device that raises completions in process context (default N: copied)");
+
+/*
+ * Whether a connection sends them from the pages only while that has
+ * cost it less than copying them (sdp_zcopy_pick()), or always.
+ */
+bool sdp_zcopy_adapt = true;
+module_param_named(zcopy_adapt, sdp_zcopy_adapt, bool, 0644);
+MODULE_PARM_DESC(zcopy_adapt, "Sends of zcopy_thresh bytes go from the caller's pages only while that costs the connection less time than copying them (default Y; N: always)");
 
 /*
  * Whether new sockets offer read zero-copy (SDP_READ_ZCOPY's default):

@@ -470,6 +470,10 @@ struct sdp_fallback {
  * @tx_held_stamp: when the held bytes began to wait
  * @tx_zc_end: a zero-copy send waits until @tx_tail reaches this
  * @tx_zc_waiters: the zero-copy sends that wait (sdp_zcopy_wait())
+ * @tx_zc_cost: what a large blocking send has cost the connection, in ns
+ *	per KiB, averaged: [0] copied, [1] from the caller's pages; 0: not
+ *	measured yet (sdp_zcopy_pick())
+ * @tx_zc_turns: such sends since the way that cost more was last tried
  * @tx_src_active: a SrcAvail of ours is out (sdp_src.active): no other
  *	message with payload may follow it until it is done
  * @rx_rd_busy: an RDMA Read of the peer's SrcAvail is under way; cleared
@@ -579,6 +583,8 @@ struct sdp_sock {
 	unsigned long		tx_held_stamp;
 	u32			tx_zc_end;
 	unsigned int		tx_zc_waiters;
+	u32			tx_zc_cost[2];
+	u8			tx_zc_turns;
 	bool			tx_src_active;
 	bool			rx_rd_busy;
 	int			rx_rd_result;
@@ -717,6 +723,7 @@ extern unsigned int sdp_close_timeout_ms;
 extern unsigned int sdp_tx_stall_timeout_ms;
 extern unsigned int sdp_zcopy_thresh;
 extern bool sdp_zcopy_task_cq;
+extern bool sdp_zcopy_adapt;
 extern bool sdp_read_zcopy;
 extern unsigned int sdp_read_zcopy_thresh;
 extern unsigned int sdp_recv_poll_us;
@@ -815,6 +822,8 @@ long sdp_pools_made(void);
 /* sdp_zcopy.c */
 bool sdp_zcopy_wanted(struct msghdr *msg, long timeo);
 bool sdp_zcopy_pays(const struct sdp_conn *conn);
+bool sdp_zcopy_pick(struct sdp_sock *ssk);
+void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns, size_t bytes);
 size_t sdp_splice_fill(const struct sdp_conn *conn, struct sdp_zc *zc,
 		       struct iov_iter *from, size_t max);
 ssize_t sdp_zcopy_fill(const struct sdp_conn *conn, struct sdp_zc *zc,

@@ -30,7 +30,7 @@ enum sdp_mib {
 	SDP_MIB_RX_PAGE_REUSES,		/* read pages given to a receive buffer */
 	SDP_MIB_TX_BYTES,		/* payload bytes sent */
 	SDP_MIB_TX_ZCOPY_BYTES,		/* of which from the caller's pages */
-	SDP_MIB_TX_ZCOPY_DECLINED,	/* such sends copied: sdp_zcopy_pays() */
+	SDP_MIB_TX_ZCOPY_DECLINED,	/* such sends copied: sdp_zcopy_pays(), _pick() */
 	SDP_MIB_RX_BYTES,		/* payload bytes received */
 	SDP_MIB_TX_TRIMS,		/* idle connections freed send pages */
 	SDP_MIB_CQ_EVENTS,		/* completion events devices raised */

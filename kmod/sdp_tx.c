@@ -679,6 +679,9 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 	int flags = msg->msg_flags;
 	size_t copied = 0, got;
 	bool zc, zc_posted = false, src_ok = true;
+	int zc_way = -1;	/* sdp_zcopy_pick()'s; -2: the send went both ways */
+	size_t zc_copied0 = 0;
+	u64 zc_start = 0;
 	long timeo;
 	int err;
 
@@ -782,7 +785,12 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 		    msg_data_left(msg) >= max) {
 			ssize_t sent;
 
-			if (!sdp_zcopy_pays(conn)) {
+			if (zc_way < 0 && sdp_zcopy_pays(conn)) {
+				zc_way = sdp_zcopy_pick(ssk);
+				zc_start = ktime_get_ns();
+				zc_copied0 = copied;
+			}
+			if (zc_way <= 0) {
 				sdp_stat_inc(sock_net(sk),
 					     SDP_MIB_TX_ZCOPY_DECLINED);
 				zc = false;
@@ -796,6 +804,7 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 			if (sent < 0) {
 				/* The copy tells a bad address; or copy instead. */
 				zc = false;
+				zc_way = -2;
 				continue;
 			}
 			copied += sent;
@@ -847,6 +856,9 @@ static int sdp_do_sendmsg(struct socket *sock, struct msghdr *msg,
 		sdp_watchdog_arm(sk);
 	if (zc_posted)
 		sdp_zcopy_wait(sk);
+	if (zc_way >= 0 && !msg_data_left(msg))
+		sdp_zcopy_account(ssk, zc_way, ktime_get_ns() - zc_start,
+				  copied - zc_copied0);
 	if (copied) {
 		release_sock(sk);
 		return copied;

@@ -16,6 +16,14 @@
  * ends, and a stream of copied sends, which waits for no completion,
  * moves more: there the connection copies.
  *
+ * Elsewhere the wait may still cost more than the copy it saves: a send
+ * that waits for its completion has nothing else of the sender's in
+ * flight beside it, while copied sends keep the send queue full, and
+ * where copying is cheap beside the link (Soft-RoCE of 6.1 on the bed's
+ * CPU) a stream of copied 64 KiB sends moved a fifth more.  So each
+ * connection times both ways and takes the one that has cost it less
+ * (sdp_zcopy_pick()).
+ *
  * In-kernel senders that hand their pages over (SunRPC's server, which
  * sends a reply from the pages it read a file into; splice() and
  * sendfile()) have them referenced the same way at any size, and do not
@@ -47,6 +55,57 @@ bool sdp_zcopy_wanted(struct msghdr *msg, long timeo)
 bool sdp_zcopy_pays(const struct sdp_conn *conn)
 {
 	return !READ_ONCE(conn->cq_in_task) || READ_ONCE(sdp_zcopy_task_cq);
+}
+
+/*
+ * Large sends the way that cost more is tried again once in this many,
+ * so that the choice follows the connection's traffic.
+ */
+#define SDP_ZC_RETRY	16
+
+/* The least send whose time tells what a way costs. */
+#define SDP_ZC_SAMPLE_MIN	(32 * 1024)
+
+/*
+ * Whether this large send goes from the caller's pages or is copied: the
+ * way that has cost @ssk's sends less time per byte so far, from this
+ * choice to the send's return.  For sends from the pages that includes
+ * the wait for their completion; for copied ones the waits for send
+ * slots, in which the link's pace shows.  A way not yet measured is
+ * tried first, the pages before the copy.  Socket lock held.
+ */
+bool sdp_zcopy_pick(struct sdp_sock *ssk)
+{
+	const u32 *cost = ssk->tx_zc_cost;
+	bool pages;
+
+	if (!READ_ONCE(sdp_zcopy_adapt) || !cost[1])
+		return true;
+	if (!cost[0])
+		return false;
+	pages = cost[1] <= cost[0];
+	if (++ssk->tx_zc_turns < SDP_ZC_RETRY)
+		return pages;
+	ssk->tx_zc_turns = 0;
+	return !pages;
+}
+
+/*
+ * A large send that went wholly one way (@pages: from the caller's
+ * pages) took @ns for @bytes: folds it into that way's average, a
+ * quarter at a time.  Socket lock held.
+ */
+void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
+		       size_t bytes)
+{
+	u32 *cost = &ssk->tx_zc_cost[pages];
+	u32 sample;
+
+	if (bytes < SDP_ZC_SAMPLE_MIN)
+		return;
+	sample = min_t(u64, div64_u64(ns * 1024, bytes), U32_MAX);
+	sample = max(sample, 1u);
+	*cost = *cost ? max(*cost - *cost / 4 + sample / 4, 1u) : sample;
 }
 
 /*

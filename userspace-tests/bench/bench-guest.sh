@@ -150,17 +150,18 @@ to_unit() {
     }'
 }
 
-# variant_param TEST: the sdp.ko parameter and value a test variant runs
-# with: TEST_bcopy read zero-copy off, TEST_copy every send copied
-# (zcopy_thresh 0), TEST_zc large sends from the pages also where the
-# device completes in process context (zcopy_task_cq), TEST_nopoll a
+# variant_param TEST: the sdp.ko parameters and values a test variant
+# runs with, as pairs on one line: TEST_bcopy read zero-copy off,
+# TEST_copy every send copied (zcopy_thresh 0), TEST_zc every large send
+# from the pages, whatever it costs, also where the device completes in
+# process context (zcopy_task_cq, and zcopy_adapt off), TEST_nopoll a
 # reader that never spins for data before it sleeps (recv_poll_us 0);
 # nothing for the others
 variant_param() {
     case $1 in
     *_bcopy) echo "read_zcopy 0" ;;
     *_copy) echo "zcopy_thresh 0" ;;
-    *_zc) echo "zcopy_task_cq 1" ;;
+    *_zc) echo "zcopy_task_cq 1 zcopy_adapt 0" ;;
     *_nopoll) echo "recv_poll_us 0" ;;
     esac
 }
@@ -169,8 +170,8 @@ variant_param() {
 # "VALUE UNIT" (MB/s or us).  A variant (variant_param) runs qperf's test
 # with its parameter set for the sockets the run makes.
 qperf_run() {
-    local test=$1 size=$2 out value unit param pval saved= rc qtest
-    local -a opts=()
+    local test=$1 size=$2 out value unit rc qtest i
+    local -a opts=() params saved=()
     qtest=${test%_bcopy}
     qtest=${qtest%_copy}
     qtest=${qtest%_zc}
@@ -178,14 +179,16 @@ qperf_run() {
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
     [[ $test == rc_* ]] && opts+=(-cm1)
-    read -r param pval < <(variant_param "$test"; echo)
-    if [[ -n $param ]]; then
-        saved=$(cat "/sys/module/sdp/parameters/$param")
-        echo "$pval" >"/sys/module/sdp/parameters/$param"
-    fi
+    read -ra params < <(variant_param "$test"; echo)
+    for ((i = 0; i < ${#params[@]}; i += 2)); do
+        saved+=("$(cat "/sys/module/sdp/parameters/${params[i]}")")
+        echo "${params[i + 1]}" >"/sys/module/sdp/parameters/${params[i]}"
+    done
     out=$(timeout -k 5 "$QTIMEOUT" qperf "$SDP_B4" --listen_port "$PORT" "${opts[@]}" \
           -t "$TIME" -m "$size" -vvs "$qtest" 2>&1) && rc=0 || rc=$?
-    [[ -z $param ]] || echo "$saved" >"/sys/module/sdp/parameters/$param"
+    for ((i = 0; i < ${#params[@]}; i += 2)); do
+        echo "${saved[i / 2]}" >"/sys/module/sdp/parameters/${params[i]}"
+    done
     ((!rc)) || { log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1; }
     log "$out"
     read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")

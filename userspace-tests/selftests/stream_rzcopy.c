@@ -98,6 +98,7 @@ FIXTURE(rz)
 	STREAM_CONN_FIELDS;
 	long long thresh, rthresh;	/* as found, to restore; -1 for TCP */
 	long long task_cq;		/* the same */
+	long long adapt;		/* the same */
 };
 
 STREAM_VARIANTS(rz);
@@ -114,16 +115,19 @@ static void restore_param(const char *name, long long v)
 
 FIXTURE_SETUP(rz)
 {
-	self->thresh = self->rthresh = self->task_cq = -1;
+	self->thresh = self->rthresh = self->task_cq = self->adapt = -1;
 	if (variant->sdp && sdp_param("zcopy_thresh") >= 0) {
 		self->thresh = sdp_param("zcopy_thresh");
 		self->rthresh = sdp_param("read_zcopy_thresh");
 		self->task_cq = sdp_param("zcopy_task_cq");
+		self->adapt = sdp_param("zcopy_adapt");
 		ASSERT_LE(0, self->rthresh);
 		ASSERT_LE(0, self->task_cq);
+		ASSERT_LE(0, self->adapt);
 		ASSERT_EQ(0, sdp_set_param("zcopy_thresh", "65536"));
 		/* Data messages from the pages on every kernel's Soft-RoCE */
 		ASSERT_EQ(0, sdp_set_param("zcopy_task_cq", "1"));
+		ASSERT_EQ(0, sdp_set_param("zcopy_adapt", "0"));
 		ASSERT_EQ(0, sdp_set_param("read_zcopy_thresh", "65536"));
 		ASSERT_EQ(1, sdp_param("read_zcopy"));
 	}
@@ -136,6 +140,7 @@ FIXTURE_TEARDOWN(rz)
 	restore_param("zcopy_thresh", self->thresh);
 	restore_param("read_zcopy_thresh", self->rthresh);
 	restore_param("zcopy_task_cq", self->task_cq);
+	restore_param("zcopy_adapt", self->adapt);
 }
 
 /*

@@ -6,7 +6,9 @@
  * reader against a position-keyed pattern.  The cases: such a send goes
  * from the pages (TxZcopyBytes in /proc/net/sdpstats), a non-blocking one
  * or one below the threshold is copied, and so is one whose device raises
- * completions in process context (unless zcopy_task_cq); the buffer is
+ * completions in process context (unless zcopy_task_cq); with zcopy_adapt
+ * (the default; the other cases turn it off) a connection tries both
+ * ways and keeps trying the one it does not prefer; the buffer is
  * the program's again once send() returned (overwritten at once, the
  * peer still gets what was sent), also when the transport has to send it
  * again; many odd iovecs; a read-only mapping as the source; a bad
@@ -68,6 +70,7 @@ FIXTURE(zc)
 	long long thresh;	/* as found, to restore; -1 for TCP */
 	long long read_zcopy;	/* the same */
 	long long task_cq;	/* the same */
+	long long adapt;	/* the same */
 };
 
 STREAM_VARIANTS(zc);
@@ -77,6 +80,7 @@ FIXTURE_SETUP(zc)
 	self->thresh = -1;
 	self->read_zcopy = -1;
 	self->task_cq = -1;
+	self->adapt = -1;
 	/* Data messages from the pages: read zero-copy is stream_rzcopy's. */
 	if (variant->sdp && sdp_param("read_zcopy") >= 0) {
 		self->read_zcopy = sdp_param("read_zcopy");
@@ -91,6 +95,10 @@ FIXTURE_SETUP(zc)
 		self->task_cq = sdp_param("zcopy_task_cq");
 		ASSERT_LE(0, self->task_cq);
 		ASSERT_EQ(0, sdp_set_param("zcopy_task_cq", "1"));
+		/* Every such send from the pages, whatever it costs */
+		self->adapt = sdp_param("zcopy_adapt");
+		ASSERT_LE(0, self->adapt);
+		ASSERT_EQ(0, sdp_set_param("zcopy_adapt", "0"));
 	}
 }
 
@@ -106,6 +114,8 @@ FIXTURE_TEARDOWN(zc)
 		sdp_set_param("read_zcopy", self->read_zcopy ? "1" : "0");
 	if (self->task_cq >= 0)
 		sdp_set_param("zcopy_task_cq", self->task_cq ? "1" : "0");
+	if (self->adapt >= 0)
+		sdp_set_param("zcopy_adapt", self->adapt ? "1" : "0");
 	STREAM_TEARDOWN(self);
 }
 
@@ -228,6 +238,53 @@ TEST_F_TIMEOUT(zc, task_completions_copied, 60)
 		EXPECT_LE(zc0 + (long long)(len - 64 * KiB), zcopy_bytes());
 		EXPECT_EQ(declined0, sdp_stat("TxZcopyDeclined"));
 	}
+	free(buf);
+}
+
+/*
+ * zcopy_adapt: a connection's first large send goes from the pages, its
+ * second is copied (TxZcopyDeclined), and after them it takes the way
+ * that cost it less, trying the other every 16th send: both ways show in
+ * the next 48.  Which way wins is the link's; every byte is checked.
+ */
+TEST_F_TIMEOUT(zc, adapt_tries_both_ways, 120)
+{
+	const size_t len = 128 * KiB, more = 48;
+	char *buf = malloc(len);
+	long long zc_sends = 0, copied = 0;
+	size_t i;
+
+	if (!variant->sdp)
+		SKIP(return, "zcopy_adapt is SDP's");
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, sdp_set_param("zcopy_adapt", "1"));
+	for (i = 0; i < 2 + more; i++) {
+		long long zc0 = zcopy_bytes(), zc;
+		long long declined0 = sdp_stat("TxZcopyDeclined");
+
+		ASSERT_LE(0, declined0);
+		ASSERT_EQ((ssize_t)len,
+			  send_checked(_metadata, self, buf, len, 0, 30 + i));
+		zc = zcopy_bytes() - zc0;
+		if (sdp_stat("TxZcopyDeclined") == declined0) {
+			/* From the pages: all but a piece smaller than a message */
+			EXPECT_LE((long long)(len - 64 * KiB), zc);
+			EXPECT_GE((long long)len, zc);
+			zc_sends += i >= 2;
+		} else {
+			EXPECT_EQ(declined0 + 1, sdp_stat("TxZcopyDeclined"));
+			EXPECT_EQ(0, zc);
+			copied += i >= 2;
+		}
+		if (i == 0)
+			EXPECT_EQ(declined0, sdp_stat("TxZcopyDeclined"));
+		if (i == 1)
+			EXPECT_EQ(declined0 + 1, sdp_stat("TxZcopyDeclined"));
+	}
+	TH_LOG("of %zu sends after the first two: %lld from the pages, %lld copied",
+	       more, zc_sends, copied);
+	EXPECT_LE(1, zc_sends);
+	EXPECT_LE(1, copied);
 	free(buf);
 }
 
