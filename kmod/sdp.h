@@ -329,10 +329,16 @@ struct sdp_dev {
  * @probe_wc: the keepalive probe and its completion
  * @probe_inflight: a keepalive probe is posted
  * @probe_posted: when it was
- * @cm_disconnected: the CM is done with the connection (DISCONNECTED: the
- *	peer's DREQ or DREP, or our DREQ's resends ran out; or the device
- *	went away): the teardown waits for it before destroying the CM id,
- *	which would cancel the DREQ's resends
+ * @cm_done: the CM is done with the connection (DISCONNECTED: the peer's
+ *	DREQ or DREP, or our DREQ's resends ran out; or the device went
+ *	away): the teardown waits for it before destroying the CM id, which
+ *	would cancel the DREQ's resends.  Socket lock.
+ * @finish: the end of the teardown, which frees the connection: queued
+ *	by @teardown once it has disconnected and drained, SDP_DREP_WAIT
+ *	later if the CM is not done yet, and then brought forward by the
+ *	CM's handler.  No worker waits for the peer's DREP meanwhile: a
+ *	peer's DREP may itself wait for a worker (its @teardown sends it).
+ * @finish_queued: @finish is queued.  Socket lock.
  * @backlog: completions that wait for the socket's owner (sdp_cq.c), in
  *	the order they came
  * @backlog_stalled: the first of them needs memory that atomic context
@@ -381,7 +387,9 @@ struct sdp_conn {
 	struct sdp_wc		probe_wc;
 	bool			probe_inflight;
 	unsigned long		probe_posted;
-	struct completion	cm_disconnected;
+	bool			cm_done;
+	struct delayed_work	finish;
+	bool			finish_queued;
 	struct list_head	backlog;
 	bool			backlog_stalled;
 	struct work_struct	backlog_work;
@@ -552,10 +560,10 @@ struct sdp_fallback {
  * handler frees a connection that is still the socket's (QP drained,
  * verbs objects freed) and returns 1, so the CM destroys the id; one
  * whose teardown has begun is left to the teardown, whose wait for the
- * DREP (@cm_disconnected of struct sdp_conn) the handler ends: nothing
- * comes after DEVICE_REMOVAL.  The
- * module has no ib_client: each connection's verbs objects live on its
- * CM id's device, so the CM's event reaches all of them.
+ * DREP (@cm_done and @finish of struct sdp_conn) the handler ends: nothing
+ * comes after DEVICE_REMOVAL.  Each connection's verbs objects live on
+ * its CM id's device, so the CM's event reaches all of them; the
+ * module's ib_client frees only the device's receive pool (sdp_dev.c).
  */
 struct sdp_sock {
 	struct inet_sock	isk;
@@ -865,6 +873,7 @@ u8 sdp_conn_cap(const struct sock *sk);
 void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
 void sdp_conn_teardown(struct sock *sk, unsigned long delay);
+void sdp_conn_cm_done(struct sdp_conn *conn);
 
 /* sdp_rx.c */
 int sdp_rx_process(struct sock *sk, struct sdp_conn *conn, struct sdp_wc *wc,

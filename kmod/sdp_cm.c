@@ -154,7 +154,7 @@ static int sdp_cm_disconnected(struct sock *sk, struct rdma_cm_id *id,
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
 		/* The CM is done with the connection: no DREP to wait for. */
-		complete(&sdp_sk(sk)->conn->cm_disconnected);
+		sdp_conn_cm_done(sdp_sk(sk)->conn);
 		if (event == RDMA_CM_EVENT_UNREACHABLE)
 			sdp_shutdown_with_error(sk, ETIMEDOUT);
 		sdp_conn_teardown(sk, 0);
@@ -179,7 +179,7 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 	lock_sock(sk);
 	if (sdp_sk(sk)->conn && sdp_sk(sk)->conn->id == id) {
 		/* A teardown under way waits for no DREP now. */
-		complete(&sdp_sk(sk)->conn->cm_disconnected);
+		sdp_conn_cm_done(sdp_sk(sk)->conn);
 		conn = sdp_conn_take(sk);
 	}
 	if (conn) {

@@ -30,6 +30,7 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 #define SDP_CHILD_RX_BUFS	4
 
 static void sdp_teardown_work(struct work_struct *work);
+static void sdp_teardown_finish(struct work_struct *work);
 
 /*
  * How long the teardown waits for the answer to its DREQ.  Over RoCE the
@@ -59,7 +60,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	conn->sk = sk;
 	conn->id = id;
 	INIT_DELAYED_WORK(&conn->teardown, sdp_teardown_work);
-	init_completion(&conn->cm_disconnected);
+	INIT_DELAYED_WORK(&conn->finish, sdp_teardown_finish);
 	sdp_watchdog_init(conn);
 	sdp_backlog_init(conn);
 	sock_hold(sk);
@@ -348,6 +349,7 @@ static void __sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 	if (destroy_id)
 		rdma_destroy_id(conn->id);
 	WARN_ON_ONCE(delayed_work_pending(&conn->teardown));
+	WARN_ON_ONCE(delayed_work_pending(&conn->finish));
 	kfree_rcu(conn, rcu);
 	sock_put(sk);
 }
@@ -404,11 +406,25 @@ void sdp_conn_teardown(struct sock *sk, unsigned long delay)
 	}
 }
 
+/**
+ * sdp_conn_cm_done - the CM is done with a connection
+ * @conn: the socket's connection
+ *
+ * Nothing more comes from the CM for it: a teardown that waits for the
+ * DREP goes on now.  Socket lock held.
+ */
+void sdp_conn_cm_done(struct sdp_conn *conn)
+{
+	conn->cm_done = true;
+	if (conn->finish_queued)
+		mod_delayed_work(sdp_wq, &conn->finish, 0);
+}
+
 /*
  * Ends a connection for good: disconnects, lets the completion handlers
- * see everything that arrived, waits until the peer answered the DREQ (or
- * it sent its own), then detaches the connection from the socket, which
- * is closed (reset, unless both DisConns went through), and frees it.
+ * see everything that arrived, and queues the end of the teardown
+ * (sdp_teardown_finish()) for when the peer answered the DREQ (or sent
+ * its own).
  */
 static void sdp_teardown_work(struct work_struct *work)
 {
@@ -442,14 +458,33 @@ static void sdp_teardown_work(struct work_struct *work)
 	lock_sock(sk);
 	if (!(ssk->disconn_sent && ssk->disconn_rcvd))
 		sdp_set_reset(sk);
-	release_sock(sk);
-
 	/* Only an established CM id sends a DREQ; others have nothing to wait for. */
-	if (conn->established)
-		wait_for_completion_timeout(&conn->cm_disconnected,
-					    SDP_DREP_WAIT);
+	conn->finish_queued = true;
+	queue_delayed_work(sdp_wq, &conn->finish,
+			   conn->established && !conn->cm_done ?
+			   SDP_DREP_WAIT : 0);
+	release_sock(sk);
+}
+
+/*
+ * The end of the teardown: detaches the connection from the socket,
+ * which is closed (reset, unless both DisConns went through), and frees
+ * it, CM id included.
+ */
+static void sdp_teardown_finish(struct work_struct *work)
+{
+	struct sdp_conn *conn = container_of(to_delayed_work(work),
+					     struct sdp_conn, finish);
+	struct sock *sk = conn->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
 
 	lock_sock(sk);
+	/*
+	 * The CM's handler may have queued this work again since it began
+	 * to run: take that back; from now on nothing queues it.
+	 */
+	conn->finish_queued = false;
+	cancel_delayed_work(&conn->finish);
 	ssk->conn = NULL;
 	if (ssk->disconn_sent && ssk->disconn_rcvd) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_ORDERLY_CLOSES);
