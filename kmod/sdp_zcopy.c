@@ -59,9 +59,14 @@ bool sdp_zcopy_pays(const struct sdp_conn *conn)
 
 /*
  * Large sends the way that cost more is tried again once in this many,
- * so that the choice follows the connection's traffic.
+ * so that the choice follows the connection's traffic: at first once in
+ * SDP_ZC_RETRY_MIN; each try that leaves it the costlier way doubles
+ * that, up to SDP_ZC_RETRY_MAX, and a try that turns the choice round
+ * starts over.  A try costs more than its own send: one from the pages
+ * waits for its completion with the send queue emptied behind it.
  */
-#define SDP_ZC_RETRY	16
+#define SDP_ZC_RETRY_MIN	16
+#define SDP_ZC_RETRY_MAX	256
 
 /* The least send whose time tells what a way costs. */
 #define SDP_ZC_SAMPLE_MIN	(32 * 1024)
@@ -79,26 +84,32 @@ bool sdp_zcopy_pick(struct sdp_sock *ssk)
 	const u32 *cost = ssk->tx_zc_cost;
 	bool pages;
 
+	ssk->tx_zc_trial = false;
 	if (!READ_ONCE(sdp_zcopy_adapt) || !cost[1])
 		return true;
 	if (!cost[0])
 		return false;
 	pages = cost[1] <= cost[0];
-	if (++ssk->tx_zc_turns < SDP_ZC_RETRY)
+	if (!ssk->tx_zc_every)
+		ssk->tx_zc_every = SDP_ZC_RETRY_MIN;
+	if (++ssk->tx_zc_turns < ssk->tx_zc_every)
 		return pages;
 	ssk->tx_zc_turns = 0;
+	ssk->tx_zc_trial = true;
 	return !pages;
 }
 
 /*
  * A large send that went wholly one way (@pages: from the caller's
  * pages) took @ns for @bytes: folds it into that way's average, a
- * quarter at a time.  Socket lock held.
+ * quarter at a time.  After a try of the way that cost more, how soon
+ * the next comes follows what it showed.  Socket lock held.
  */
 void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 		       size_t bytes)
 {
 	u32 *cost = &ssk->tx_zc_cost[pages];
+	bool now_pages;
 	u32 sample;
 
 	if (bytes < SDP_ZC_SAMPLE_MIN)
@@ -106,6 +117,14 @@ void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 	sample = min_t(u64, div64_u64(ns * 1024, bytes), U32_MAX);
 	sample = max(sample, 1u);
 	*cost = *cost ? max(*cost - *cost / 4 + sample / 4, 1u) : sample;
+	if (!ssk->tx_zc_trial)
+		return;
+	ssk->tx_zc_trial = false;
+	now_pages = ssk->tx_zc_cost[1] <= ssk->tx_zc_cost[0];
+	if (now_pages == pages)		/* the try turned the choice round */
+		ssk->tx_zc_every = SDP_ZC_RETRY_MIN;
+	else
+		ssk->tx_zc_every = min(ssk->tx_zc_every * 2, SDP_ZC_RETRY_MAX);
 }
 
 /*

@@ -244,7 +244,8 @@ TEST_F_TIMEOUT(zc, task_completions_copied, 60)
 /*
  * zcopy_adapt: a connection's first large send goes from the pages, its
  * second is copied (TxZcopyDeclined), and after them it takes the way
- * that cost it less, trying the other every 16th send: both ways show in
+ * that cost it less, trying the other first at the 16th send, and after
+ * a try that confirmed the choice at the 32nd after it: both ways show in
  * the next 48.  Which way wins is the link's; every byte is checked.
  */
 TEST_F_TIMEOUT(zc, adapt_tries_both_ways, 120)
