@@ -482,7 +482,7 @@ struct sdp_fallback {
  *	per KiB, averaged: [0] copied, [1] from the caller's pages; 0: not
  *	measured yet (sdp_zcopy_pick())
  * @tx_zc_turns: such sends since the way that cost more was last tried
- * @tx_zc_every: how many such sends it waits now; 0: not set yet
+ * @tx_zc_backoff: the next try waits SDP_ZC_RETRY_MIN << this many sends
  * @tx_zc_trial: the last such send is a try of the way that cost more
  * @tx_src_active: a SrcAvail of ours is out (sdp_src.active): no other
  *	message with payload may follow it until it is done
@@ -595,7 +595,7 @@ struct sdp_sock {
 	unsigned int		tx_zc_waiters;
 	u32			tx_zc_cost[2];
 	u16			tx_zc_turns;
-	u16			tx_zc_every;
+	u8			tx_zc_backoff;
 	bool			tx_zc_trial;
 	bool			tx_src_active;
 	bool			rx_rd_busy;

@@ -90,9 +90,7 @@ bool sdp_zcopy_pick(struct sdp_sock *ssk)
 	if (!cost[0])
 		return false;
 	pages = cost[1] <= cost[0];
-	if (!ssk->tx_zc_every)
-		ssk->tx_zc_every = SDP_ZC_RETRY_MIN;
-	if (++ssk->tx_zc_turns < ssk->tx_zc_every)
+	if (++ssk->tx_zc_turns < SDP_ZC_RETRY_MIN << ssk->tx_zc_backoff)
 		return pages;
 	ssk->tx_zc_turns = 0;
 	ssk->tx_zc_trial = true;
@@ -122,9 +120,9 @@ void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 	ssk->tx_zc_trial = false;
 	now_pages = ssk->tx_zc_cost[1] <= ssk->tx_zc_cost[0];
 	if (now_pages == pages)		/* the try turned the choice round */
-		ssk->tx_zc_every = SDP_ZC_RETRY_MIN;
-	else
-		ssk->tx_zc_every = min(ssk->tx_zc_every * 2, SDP_ZC_RETRY_MAX);
+		ssk->tx_zc_backoff = 0;
+	else if (SDP_ZC_RETRY_MIN << ssk->tx_zc_backoff < SDP_ZC_RETRY_MAX)
+		ssk->tx_zc_backoff++;
 }
 
 /*
