@@ -479,8 +479,9 @@ struct sdp_fallback {
  * @tx_zc_end: a zero-copy send waits until @tx_tail reaches this
  * @tx_zc_waiters: the zero-copy sends that wait (sdp_zcopy_wait())
  * @tx_zc_cost: what a large blocking send has cost the connection, in ns
- *	per KiB, averaged: [0] copied, [1] from the caller's pages; 0: not
- *	measured yet (sdp_zcopy_pick())
+ *	per KiB, averaged: [0] copied, [1] from the caller's pages
+ *	(sdp_zcopy_pick())
+ * @tx_zc_samples: the sends timed each way, counted up to SDP_ZC_FIRST
  * @tx_zc_turns: such sends since the way that cost more was last tried
  * @tx_zc_backoff: the next try waits SDP_ZC_RETRY_MIN << this many sends
  * @tx_zc_trial: the last such send is a try of the way that cost more
@@ -594,6 +595,7 @@ struct sdp_sock {
 	u32			tx_zc_end;
 	unsigned int		tx_zc_waiters;
 	u32			tx_zc_cost[2];
+	u8			tx_zc_samples[2];
 	u16			tx_zc_turns;
 	u8			tx_zc_backoff;
 	bool			tx_zc_trial;

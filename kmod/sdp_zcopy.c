@@ -72,24 +72,33 @@ bool sdp_zcopy_pays(const struct sdp_conn *conn)
 #define SDP_ZC_SAMPLE_MIN	(32 * 1024)
 
 /*
+ * The sends each way that a connection times in turns before it chooses.
+ * Its first sends meet what later ones do not (the peer's accept() and
+ * first credits, pages faulted in, send slots given their buffers), and a
+ * choice made from one stalled send would hold until a try turned it
+ * round: the least of these samples is the way's first cost.
+ */
+#define SDP_ZC_FIRST		4
+
+/*
  * Whether this large send goes from the caller's pages or is copied: the
  * way that has cost @ssk's sends less time per byte so far, from this
  * choice to the send's return.  For sends from the pages that includes
  * the wait for their completion; for copied ones the waits for send
- * slots, in which the link's pace shows.  A way not yet measured is
- * tried first, the pages before the copy.  Socket lock held.
+ * slots, in which the link's pace shows.  The first SDP_ZC_FIRST sends
+ * each way go in turns, the pages first.  Socket lock held.
  */
 bool sdp_zcopy_pick(struct sdp_sock *ssk)
 {
-	const u32 *cost = ssk->tx_zc_cost;
+	const u8 *samples = ssk->tx_zc_samples;
 	bool pages;
 
 	ssk->tx_zc_trial = false;
-	if (!READ_ONCE(sdp_zcopy_adapt) || !cost[1])
+	if (!READ_ONCE(sdp_zcopy_adapt))
 		return true;
-	if (!cost[0])
-		return false;
-	pages = cost[1] <= cost[0];
+	if (samples[0] < SDP_ZC_FIRST || samples[1] < SDP_ZC_FIRST)
+		return samples[1] <= samples[0];
+	pages = ssk->tx_zc_cost[1] <= ssk->tx_zc_cost[0];
 	if (++ssk->tx_zc_turns < SDP_ZC_RETRY_MIN << ssk->tx_zc_backoff)
 		return pages;
 	ssk->tx_zc_turns = 0;
@@ -99,9 +108,10 @@ bool sdp_zcopy_pick(struct sdp_sock *ssk)
 
 /*
  * A large send that went wholly one way (@pages: from the caller's
- * pages) took @ns for @bytes: folds it into that way's average, a
- * quarter at a time.  After a try of the way that cost more, how soon
- * the next comes follows what it showed.  Socket lock held.
+ * pages) took @ns for @bytes: the least of that way's first samples, then
+ * folded into its average a quarter at a time.  After a try of the way
+ * that cost more, how soon the next comes follows what it showed.
+ * Socket lock held.
  */
 void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 		       size_t bytes)
@@ -113,8 +123,12 @@ void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 	if (bytes < SDP_ZC_SAMPLE_MIN)
 		return;
 	sample = min_t(u64, div64_u64(ns * 1024, bytes), U32_MAX);
-	sample = max(sample, 1u);
-	*cost = *cost ? max(*cost - *cost / 4 + sample / 4, 1u) : sample;
+	if (ssk->tx_zc_samples[pages] < SDP_ZC_FIRST) {
+		*cost = ssk->tx_zc_samples[pages]++ ? min(*cost, sample) :
+						      sample;
+		return;
+	}
+	*cost = *cost - *cost / 4 + sample / 4;
 	if (!ssk->tx_zc_trial)
 		return;
 	ssk->tx_zc_trial = false;
