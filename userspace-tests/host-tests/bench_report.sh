@@ -19,6 +19,9 @@
 #                    with the median and the sum of each link counter; a
 #                    line saying none did when all were 0; no section in
 #                    results that did not count them
+#   cpu_placement    each bandwidth run's figure beside each CPU's busy
+#                    share and share of NET_RX; no section in results
+#                    that did not count them
 # Usage: bench_report.sh
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
@@ -201,7 +204,24 @@ link_faults() {
     ! grep -q "The link's faults" <<<"$md" || { echo "a link section without link counters"; return 1; }
 }
 
-ktap_plan 8
+cpu_placement() {
+    local md row
+    # CPU 0 busy all of the run (its idle time did not move), CPU 1 25%;
+    # NET_RX on CPU 1 alone
+    md=$(stats_report cpus "sdp_bw,65536,1,CpuBusy0,80" "sdp_bw,65536,1,CpuBusy1,20" \
+         "sdp_bw,65536,1,CpuIdle1,60" "sdp_bw,65536,1,CpuNetRx1,50")
+    row=$(grep -F '| `sdp_bw` | 64 KiB | 70.0 ·' <<<"$md") || { echo "no CPU row"; return 1; }
+    echo "$row"
+    [[ $row == *"| 70.0 · 100/25 · 0/100 |"* ]] ||
+        { echo "want 70.0 MB/s, CPUs 100% and 25% busy, NET_RX 0% and 100%"; return 1; }
+    md=$(stats_report cpus_idle "sdp_bw,65536,1,CpuIdle0,10" "sdp_bw,65536,1,CpuIdle1,10" \
+         "sdp_bw,65536,1,CpuBusy1,0")
+    grep -qF '| 70.0 · 0/0 · –/– |' <<<"$md" || { echo "want both idle, no NET_RX"; return 1; }
+    md=$(stats_report cpus_uncounted "sdp_bw,65536,1,TxBytes,2097152")
+    ! grep -q "Where each run's work ran" <<<"$md" || { echo "a CPU section without CPU counters"; return 1; }
+}
+
+ktap_plan 9
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
@@ -210,4 +230,5 @@ ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
 ktap_run link_faults link_faults
+ktap_run cpu_placement cpu_placement
 ktap_finish

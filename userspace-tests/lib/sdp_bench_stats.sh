@@ -8,7 +8,11 @@
 # that crosses them: LinkOutOfSequence (packets that came before one sent
 # ahead of them: the sender goes back and sends again from the missing
 # one), LinkDuplicates (packets received twice), LinkRetries (the
-# requests a sender sent again).
+# requests a sender sent again).  And where the work ran, per CPU N of
+# the guest: CpuBusyN and CpuIdleN (/proc/stat: jiffies busy, and idle or
+# waiting for I/O) and CpuNetRxN (/proc/softirqs: NET_RX softirqs, which
+# mark the CPU that took the link's packets in): a run's figure depends
+# on whether the two hosts' work shared one CPU or spread over both.
 #   sdpstats_snap                      the counters now, for:
 #   sdpstats_moved CSV TEST SIZE RUN   appends each counter that moved since,
 #                                      and the link's always, to CSV
@@ -23,6 +27,9 @@ sdpstats_now() {
             print "LinkDuplicates", n["duplicate_request"] + 0
             print "LinkRetries", n["completer_retry_err"] + 0
         }'
+    awk '/^cpu[0-9]/ { n = substr($1, 4)
+                       print "CpuBusy" n, $2 + $3 + $4 + $7 + $8 + $9; print "CpuIdle" n, $5 + $6 }' /proc/stat
+    awk '$1 == "NET_RX:" { for (i = 2; i <= NF; i++) print "CpuNetRx" i - 2, $i }' /proc/softirqs
 }
 sdpstats_snap() { SDPSTATS_BEFORE=$(sdpstats_now); }
 sdpstats_moved() {
