@@ -124,8 +124,8 @@ void sdp_zcopy_account(struct sdp_sock *ssk, bool pages, u64 ns,
 		return;
 	sample = min_t(u64, div64_u64(ns * 1024, bytes), U32_MAX);
 	if (ssk->tx_zc_samples[pages] < SDP_ZC_FIRST) {
-		*cost = ssk->tx_zc_samples[pages]++ ? min(*cost, sample) :
-						      sample;
+		if (ssk->tx_zc_samples[pages]++ == 0 || sample < *cost)
+			*cost = sample;
 		return;
 	}
 	*cost = *cost - *cost / 4 + sample / 4;
