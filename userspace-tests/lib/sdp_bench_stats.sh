@@ -11,8 +11,8 @@
 # requests a sender sent again).  And where the work ran, per CPU N of
 # the guest: CpuBusyN and CpuIdleN (/proc/stat: jiffies busy, and idle or
 # waiting for I/O) and CpuNetRxN (/proc/softirqs: NET_RX softirqs, which
-# mark the CPU that took the link's packets in): a run's figure depends
-# on whether the two hosts' work shared one CPU or spread over both.
+# mark the CPU that took the link's packets in): both hosts and the
+# emulated link share the guest's CPUs.
 #   sdpstats_snap                      the counters now, for:
 #   sdpstats_moved CSV TEST SIZE RUN   appends each counter that moved since,
 #                                      and the link's always, to CSV
