@@ -49,7 +49,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/udev_quiet.sh"
 . "$here/lib/sdp_bench_stats.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
-read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc sdp_lat_nopoll}"
+read -ra TESTS <<<"${SDP_BENCH_TESTS:-tcp_bw tcp_lat rc_bw rc_lat sdp_bw sdp_lat sdp_bw_bcopy sdp_lat_bcopy sdp_bw_zc sdp_lat_nopoll rc_lat_poll}"
 read -ra SIZES <<<"${SDP_BENCH_SIZES:-64 4096 65536 1048576}"
 RUNS=${SDP_BENCH_RUNS:-5}
 TIME=${SDP_BENCH_TIME:-2}
@@ -176,6 +176,10 @@ qperf_run() {
     qtest=${qtest%_copy}
     qtest=${qtest%_zc}
     qtest=${qtest%_nopoll}
+    qtest=${qtest%_poll}
+    # rc_lat_poll: raw RC polling its completion queues, as a spinning
+    # sdp reader does, rather than waiting for their events
+    [[ $test == rc_*_poll ]] && opts+=(-cp1)
     # qperf's RC tests reach a RoCE device only through the RDMA CM: its
     # own QP exchange sets no GRH ("failed to modify QP to RTR")
     [[ $test == rc_* ]] && opts+=(-cm1)

@@ -99,6 +99,11 @@ ratios() {
     # 1 MiB at 20 ms per MiB: 52.4288 MB/s, against 70
     grep -F "| rpc_kernel_sdp_c1 / rc_bw at 1 MiB |" <<<"$md" | grep -qF "**0.75**" ||
         { grep -F "rpc_kernel_sdp_c1 / rc_bw" <<<"$md"; echo "want 0.75"; return 1; }
+    # the spinning reader against raw RC that polls too
+    md=$(report_of lat_poll "sdp_lat,64,1,120,us" "sdp_lat,64,2,100,us" "sdp_lat,64,3,500,us" \
+         "rc_lat_poll,64,1,80,us" "rc_lat_poll,64,2,90,us" "rc_lat_poll,64,3,70,us")
+    grep -F "| sdp_lat / rc_lat_poll at 64 B |" <<<"$md" | grep -qF "**1.50**" ||
+        { grep -F "rc_lat_poll" <<<"$md"; echo "want 1.50"; return 1; }
 }
 
 serial_anchor() {
