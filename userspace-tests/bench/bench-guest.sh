@@ -36,7 +36,10 @@
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
 # SDP_BENCH_SETUP_THREADS, SDP_BENCH_RPC_BLOCKS,
 # SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH,
-# SDP_BENCH_LINK_RPS: see run-bench.
+# SDP_BENCH_LINK_RPS, SDP_BENCH_ALT_MODULE: see run-bench.  A test
+# named TEST_alt is TEST with the other sdp.ko (SDP_BENCH_ALT_MODULE),
+# loaded for each of its runs and the bench's own loaded again after it,
+# so that two builds take turns in one boot.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,6 +77,7 @@ CSV=$OUT/results.csv
 STATS_CSV=$OUT/sdpstats.csv                 # sdp.ko's counters each SDP run moved
 LOG=$OUT/bench.log
 QTIMEOUT=$((TIME * 2 + 60))                 # one qperf run's time limit
+ALT_MODULE=${SDP_BENCH_ALT_MODULE:-}        # the sdp.ko of the TEST_alt runs
 
 # bytes SIZE: 64, 4K / 4k, 1M / 1m -> bytes (binary)
 bytes() {
@@ -166,11 +170,31 @@ variant_param() {
     esac
 }
 
+# sdp_module_load alt|own: sdp.ko unloaded and loaded again, ALT_MODULE
+# or the one the guest loaded at boot, with the boot's parameters (no SDP
+# socket is open between runs; a closing one may take a moment)
+sdp_module_load() {
+    local tries=50
+    until rmmod sdp 2>/dev/null; do
+        ((--tries)) || { echo "sdp.ko stays loaded: $(rmmod sdp 2>&1)"; return 1; }
+        sleep 0.2
+    done
+    # shellcheck disable=SC2086  # (SDP_MODULE_PARAMS: words)
+    if [[ $1 == alt ]]; then
+        insmod "$ALT_MODULE" ${SDP_MODULE_PARAMS:-} 2>&1
+    elif [[ -n ${SDP_MODULE_FILE:-} ]]; then
+        insmod "$SDP_MODULE_FILE" ${SDP_MODULE_PARAMS:-} 2>&1
+    else
+        modprobe sdp ${SDP_MODULE_PARAMS:-} 2>&1
+    fi
+}
+
 # qperf_run TEST SIZE: one qperf run from host A to host B; prints
 # "VALUE UNIT" (MB/s or us).  A variant (variant_param) runs qperf's test
-# with its parameter set for the sockets the run makes.
+# with its parameter set for the sockets the run makes; TEST_alt is
+# TEST's, run by bench_case with the other sdp.ko.
 qperf_run() {
-    local test=$1 size=$2 out value unit rc qtest i
+    local test=${1%_alt} size=$2 out value unit rc qtest i
     local -a opts=() params saved=()
     qtest=${test%_bcopy}
     qtest=${qtest%_copy}
@@ -250,12 +274,16 @@ check_path() {
 # bench_case SIZE TEST...: RUNS runs of each TEST into the CSV, the tests
 # taking turns; checks the path of every run
 bench_case() {
-    local size=$1 run r unit test before after
+    local size=$1 run r unit test before after out
     local -A vals=()
     shift
     for ((run = 1; run <= RUNS; run++)); do
         for test in "$@"; do
             log "== $test size $size run $run"
+            if [[ $test == *_alt ]]; then
+                [[ -r $ALT_MODULE ]] || { echo "$test: no SDP_BENCH_ALT_MODULE to run with"; return 1; }
+                r=$(sdp_module_load alt) || { echo "$test: $r"; return 1; }
+            fi
             before=$(counters)
             sdpstats_snap
             if [[ $test == rstream_bw ]]; then
@@ -265,6 +293,9 @@ bench_case() {
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
+            if [[ $test == *_alt ]]; then
+                out=$(sdp_module_load own) || { echo "$test: $out"; return 1; }
+            fi
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             vals[$test]+="$r "
@@ -470,6 +501,8 @@ fi
          "copy features: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
                            grep -xE 'rep_good|erms|fsrm' | xargs)"
     echo "sdp: $(modinfo -F version sdp) srcversion $(cat /sys/module/sdp/srcversion 2>/dev/null || echo '?')"
+    [[ -z $ALT_MODULE ]] ||
+        echo "sdp of the TEST_alt runs: srcversion $(modinfo -F srcversion "$ALT_MODULE" 2>&1)"
     echo "qperf: $(qperf --version 2>&1)"
     echo "links: $(rdma link show | xargs)"
     echo "mtu: $SDP_A_IF $(cat "/sys/class/net/$SDP_A_IF/mtu"), $SDP_B_IF $(cat "/sys/class/net/$SDP_B_IF/mtu")"

@@ -7,6 +7,8 @@
 #                    medians decide
 #   one_block        rows of a single block size: no fit, no section
 #   ratios           the tracked ratios are the medians' quotients
+#   alt_ratios       another sdp.ko build's runs (TEST_alt) against the
+#                    test's; no row where none ran
 #   serial_anchor    RC one message at a time, from the rc_lat medians at 1
 #                    MiB and 64 B, and one connection against it; none
 #                    without both
@@ -104,6 +106,21 @@ ratios() {
          "rc_lat_poll,64,1,80,us" "rc_lat_poll,64,2,90,us" "rc_lat_poll,64,3,70,us")
     grep -F "| sdp_lat / rc_lat_poll at 64 B |" <<<"$md" | grep -qF "**1.50**" ||
         { grep -F "rc_lat_poll" <<<"$md"; echo "want 1.50"; return 1; }
+}
+
+# Another build's runs (TEST_alt) against the test's: a row of their own,
+# the medians' quotient; none for a test that has no alt runs.
+alt_ratios() {
+    local md
+    md=$(report_of alt "sdp_lat,64,1,50,us" "sdp_lat,64,2,52,us" "sdp_lat,64,3,54,us" \
+         "sdp_lat_alt,64,1,40,us" "sdp_lat_alt,64,2,39,us" "sdp_lat_alt,64,3,90,us" \
+         "sdp_bw,65536,1,60,MB/s")
+    grep -F "| sdp_lat_alt / sdp_lat at 64 B |" <<<"$md" | grep -qF "**0.77**" ||
+        { grep -F "_alt" <<<"$md"; echo "want 0.77 (40 / 52)"; return 1; }
+    ! grep -qF "sdp_bw_alt" <<<"$md" || { echo "a row for sdp_bw_alt, which did not run"; return 1; }
+    md=$(report_of alt_alone "sdp_bw_alt,65536,1,60,MB/s")
+    grep -F "| sdp_bw_alt / sdp_bw at 64 KiB |" <<<"$md" | grep -qF "no sdp_bw at 64 KiB" ||
+        { grep -F "_alt" <<<"$md"; echo "want the row to say sdp_bw did not run"; return 1; }
 }
 
 serial_anchor() {
@@ -226,11 +243,12 @@ cpu_placement() {
     ! grep -q "Where each run's work ran" <<<"$md" || { echo "a CPU section without CPU counters"; return 1; }
 }
 
-ktap_plan 9
+ktap_plan 10
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
+ktap_run alt_ratios alt_ratios
 ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
