@@ -289,7 +289,11 @@ bench_case() {
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
-                r=$(qperf_run "$test" "$size") || { echo "$r"; kill_qperf_test; return 1; }
+                r=$(qperf_run "$test" "$size") || {
+                    echo "$r"; kill_qperf_test
+                    [[ $test != *_alt ]] || sdp_module_load own
+                    return 1
+                }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
