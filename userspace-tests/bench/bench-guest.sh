@@ -189,6 +189,14 @@ sdp_module_load() {
     fi
 }
 
+# sdp_module_after TEST: after a run of TEST_alt, the bench's own sdp.ko
+# loaded again; nothing after other tests
+sdp_module_after() {
+    local out
+    [[ $1 == *_alt ]] || return 0
+    out=$(sdp_module_load own) || { echo "$1: $out"; return 1; }
+}
+
 # qperf_run TEST SIZE: one qperf run from host A to host B; prints
 # "VALUE UNIT" (MB/s or us).  A variant (variant_param) runs qperf's test
 # with its parameter set for the sockets the run makes; TEST_alt is
@@ -274,7 +282,7 @@ check_path() {
 # bench_case SIZE TEST...: RUNS runs of each TEST into the CSV, the tests
 # taking turns; checks the path of every run
 bench_case() {
-    local size=$1 run r unit test before after out
+    local size=$1 run r unit test before after
     local -A vals=()
     shift
     for ((run = 1; run <= RUNS; run++)); do
@@ -289,17 +297,12 @@ bench_case() {
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
-                r=$(qperf_run "$test" "$size") || {
-                    echo "$r"; kill_qperf_test
-                    [[ $test != *_alt ]] || sdp_module_load own
-                    return 1
-                }
+                r=$(qperf_run "$test" "$size") ||
+                    { echo "$r"; kill_qperf_test; sdp_module_after "$test"; return 1; }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
-            if [[ $test == *_alt ]]; then
-                out=$(sdp_module_load own) || { echo "$test: $out"; return 1; }
-            fi
+            sdp_module_after "$test" || return 1
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             vals[$test]+="$r "
