@@ -26,7 +26,10 @@
 # to the server module on host B (krpc_case; rows rpc_kernel_NETID_cCONNS),
 # the same over one connection with several calls in flight on it, as an
 # NFS mount's slots (rows rpc_kdepth_NETID_c1), and to the multi-threaded
-# user server (rows rpc_k2u_NETID_cCONNS).  Their blocks are stamped
+# user server (rows rpc_k2u_NETID_cCONNS).  The netids of an RPC case
+# take turns, run after run; netid sdp_alt is sdp with the other sdp.ko
+# (SDP_BENCH_ALT_MODULE), loaded for each of its runs with the RPC
+# servers stopped and started again around it.  Their blocks are stamped
 # (WRITE_STAMPED, rpc/sdp_bw_proto.h): checking every byte would take the
 # emulated link's CPUs.  What that check costs: the kernel modules' rows
 # rpc_kcheck_NETID_c1, one connection, every byte filled and checked, in
@@ -35,7 +38,7 @@
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
 # SDP_BENCH_SETUP_THREADS, SDP_BENCH_RPC_BLOCKS,
-# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH,
+# SDP_BENCH_RPC_CONNS, SDP_BENCH_RPC_NETIDS, SDP_BENCH_RPC_MIB, SDP_BENCH_KRPC_DEPTH,
 # SDP_BENCH_LINK_RPS, SDP_BENCH_ALT_MODULE: see run-bench.  A test
 # named TEST_alt is TEST with the other sdp.ko (SDP_BENCH_ALT_MODULE),
 # loaded for each of its runs and the bench's own loaded again after it,
@@ -64,6 +67,7 @@ read -ra SETUP_THREADS <<<"${SDP_BENCH_SETUP_THREADS:-1 8}"
 SETUP_PORT=18640                            # conn_rate's listener
 read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
 read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
+read -ra RPC_NETIDS <<<"${SDP_BENCH_RPC_NETIDS:-tcp sdp}"   # sdp_alt: SDP_BENCH_ALT_MODULE's sdp
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
 KRPC_DEPTH=${SDP_BENCH_KRPC_DEPTH:-4}       # calls in flight, kdepth rows; 0: none
 RPC_PORT=20051                              # the RPC server's, tcp and sdp
@@ -111,16 +115,8 @@ check_qperf_server() {
 }
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 stop_all() {
-    local pid
-    if module_loaded sdp_krpc_bw_client; then
-        rmmod sdp_krpc_bw_client sdp_krpc_bw_server 2>/dev/null || true
-    fi
-    if [[ -f $STATE/rpcserver.pid ]]; then
-        pid=$(cat "$STATE/rpcserver.pid")
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        sdp_rpc_cleanup
-    fi
+    rpc_servers_stop 2>/dev/null || true
+    sdp_rpc_cleanup
     rm -rf "$STATE"
     udev_resume
     [[ -z $qserver ]] && return
@@ -283,7 +279,7 @@ check_path() {
 # taking turns; checks the path of every run
 bench_case() {
     local size=$1 run r unit test before after
-    local -A vals=()
+    local -A runs_of=()
     shift
     for ((run = 1; run <= RUNS; run++)); do
         for test in "$@"; do
@@ -305,48 +301,82 @@ bench_case() {
             sdp_module_after "$test" || return 1
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
-            vals[$test]+="$r "
+            runs_of[$test]+="$r "
             ((run > 1)) || check_path "$test" "$before" "$after" || return 1
         done
     done
-    for test in "$@"; do echo "$test $size B: ${vals[$test]}"; done
+    for test in "$@"; do echo "$test $size B: ${runs_of[$test]}"; done
 }
 
 # The RPC bandwidth server on host B: multi-threaded, tcp and sdp on one
 # port, found by port (no rpcbind).
 # (started from a case's subshell: its pid is kept in $STATE)
 start_rpc_server() {
+    local seen
     [[ ! -f $STATE/rpcserver.pid ]] || return 0
     sdp_rpc_netconfig "$STATE"
+    seen=$(grep -c '^ready' "$OUT/rpc-server.log" 2>/dev/null) || true
     LD_PRELOAD=$SDP_RPC_PRELOAD "$SDP_BUILD/rpc/rpc_bw_server" -m -R -p "$RPC_PORT" tcp sdp \
         >>"$OUT/rpc-server.log" 2>&1 &
     echo $! >"$STATE/rpcserver.pid"
     for _ in $(seq 50); do
-        grep -q '^ready' "$OUT/rpc-server.log" && return 0
+        (($(grep -c '^ready' "$OUT/rpc-server.log") > ${seen:-0})) && return 0
         sleep 0.2
     done
     log "RPC server did not start"
 }
 
-# rpc_case NETID CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls of
-# BLOCK bytes over CONNS connections, from host A; every block is checked
-# by the server, and a damaged one fails the run.
+# rpc_servers_stop: the user RPC server and the kernel RPC modules, which
+# hold SDP listeners, stopped (the cases start them again when they need
+# them)
+rpc_servers_stop() {
+    local pid
+    if module_loaded sdp_krpc_bw_client; then
+        rmmod sdp_krpc_bw_client sdp_krpc_bw_server || return 1
+    fi
+    [[ -f $STATE/rpcserver.pid ]] || return 0
+    pid=$(cat "$STATE/rpcserver.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$STATE/rpcserver.pid"
+}
+
+# rpc_module ROW alt|own: around a run of an RPC row over netid sdp_alt,
+# the RPC servers stopped and the other sdp.ko loaded (alt), or the bench's
+# own loaded again (own); nothing for the other rows
+rpc_module() {
+    local out
+    [[ $1 == *_alt ]] || return 0
+    [[ $2 == own || -r $ALT_MODULE ]] || { echo "$1: no SDP_BENCH_ALT_MODULE to run with"; return 1; }
+    out=$(rpc_servers_stop 2>&1 && sdp_module_load "$2") || { echo "$1: $out"; return 1; }
+}
+
+# rpc_case CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls of BLOCK
+# bytes over CONNS connections from host A, over each of RPC_NETIDS in
+# turns; every block is checked by the server, and a damaged one fails the
+# run.  Rows rpc_user_NETID_cCONNS.
 rpc_case() {
-    local netid=$1 conns=$2 block=$3 run out mbps vals=()
-    start_rpc_server
+    local conns=$1 block=$2 run row out mbps
+    local -A runs_of=()
     for ((run = 1; run <= RUNS; run++)); do
-        log "== rpc $netid conns $conns block $block run $run"
-        sdpstats_snap
-        out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
-              -h "$SDP_B4" -n "$netid" -p "$RPC_PORT" -b "$block" -c "$conns" -S \
-              -t $((RPC_MIB * 1048576)) 2>&1) || { log "$out"; echo "$out"; return 1; }
-        log "$out"
-        mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
-        sdpstats_moved "$STATS_CSV" "rpc_user_${netid}_c$conns" "$block" "$run"
-        echo "rpc_user_${netid}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
-        vals+=("$mbps")
+        for row in "${RPC_NETIDS[@]}"; do
+            log "== rpc $row conns $conns block $block run $run"
+            rpc_module "$row" alt || return 1
+            start_rpc_server
+            sdpstats_snap
+            out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
+                  -h "$SDP_B4" -n "${row%_alt}" -p "$RPC_PORT" -b "$block" -c "$conns" -S \
+                  -t $((RPC_MIB * 1048576)) 2>&1) ||
+                { log "$out"; echo "$out"; rpc_module "$row" own; return 1; }
+            log "$out"
+            mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
+            sdpstats_moved "$STATS_CSV" "rpc_user_${row}_c$conns" "$block" "$run"
+            rpc_module "$row" own || return 1
+            echo "rpc_user_${row}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
+            runs_of[$row]+="$mbps "
+        done
     done
-    echo "rpc $netid x$conns, $block B blocks: ${vals[*]} MB/s"
+    for row in "${RPC_NETIDS[@]}"; do echo "rpc $row x$conns, $block B blocks: ${runs_of[$row]}MB/s"; done
 }
 
 # The kernel RPC modules: the server module on the bed's addresses (TCP
@@ -394,32 +424,40 @@ krpc_run() {
     echo "$row,$block,$run,$krpc_mbps,MB/s" >>"$CSV"
 }
 
-# krpc_case KIND NETID CONNS BLOCK: RUNS runs of stamped WRITE calls from
-# the client module over CONNS connections, one call in flight on each,
-# to the server module (KIND kernel) or the user server (KIND k2u), or
-# KRPC_DEPTH calls in flight on each, to the server module (KIND kdepth);
-# rows rpc_KIND_NETID_cCONNS.  Over one connection, each kernel run is
-# followed by one whose every byte is filled and checked (rows
-# rpc_kcheck_NETID_c1): in turns, so the two compare.
+# krpc_case KIND CONNS BLOCK: RUNS runs of stamped WRITE calls from the
+# client module over CONNS connections, one call in flight on each, to
+# the server module (KIND kernel) or the user server (KIND k2u), or
+# KRPC_DEPTH calls in flight on each, to the server module (KIND kdepth),
+# over each of RPC_NETIDS in turns; rows rpc_KIND_NETID_cCONNS.  Over one
+# connection, each kernel run is followed by one whose every byte is
+# filled and checked (rows rpc_kcheck_NETID_c1): in turns, so the two
+# compare.
 krpc_case() {
-    local kind=$1 netid=$2 conns=$3 block=$4 run port=$KRPC_PORT depth=1 vals=() checked=()
+    local kind=$1 conns=$2 block=$3 run row port=$KRPC_PORT depth=1
+    local -A runs_of=() checked=()
     [[ $kind == kdepth ]] && depth=$KRPC_DEPTH
-    module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
-        { echo "cannot load the kernel RPC modules (see bench.log)"; return 1; }
-    if [[ $kind == k2u ]]; then
-        start_rpc_server
-        port=$RPC_PORT
-    fi
+    [[ $kind == k2u ]] && port=$RPC_PORT
     for ((run = 1; run <= RUNS; run++)); do
-        krpc_run "rpc_${kind}_${netid}_c$conns" "$port" "$netid" stamped "$block" "$conns" "$depth" "$run" ||
-            return 1
-        vals+=("$krpc_mbps")
-        [[ $kind == kernel && $conns == 1 ]] || continue
-        krpc_run "rpc_kcheck_${netid}_c1" "$port" "$netid" write "$block" 1 1 "$run" || return 1
-        checked+=("$krpc_mbps")
+        for row in "${RPC_NETIDS[@]}"; do
+            rpc_module "$row" alt || return 1
+            module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
+                { echo "cannot load the kernel RPC modules (see bench.log)"; rpc_module "$row" own; return 1; }
+            [[ $kind != k2u ]] || start_rpc_server
+            krpc_run "rpc_${kind}_${row}_c$conns" "$port" "${row%_alt}" stamped "$block" "$conns" "$depth" "$run" ||
+                { rpc_module "$row" own; return 1; }
+            runs_of[$row]+="$krpc_mbps "
+            if [[ $kind == kernel && $conns == 1 ]]; then
+                krpc_run "rpc_kcheck_${row}_c1" "$port" "${row%_alt}" write "$block" 1 1 "$run" ||
+                    { rpc_module "$row" own; return 1; }
+                checked[$row]+="$krpc_mbps "
+            fi
+            rpc_module "$row" own || return 1
+        done
     done
-    echo "rpc $kind $netid x$conns (calls in flight: $depth), $block B blocks: ${vals[*]} MB/s"
-    ((${#checked[@]} == 0)) || echo "  every byte checked: ${checked[*]} MB/s"
+    for row in "${RPC_NETIDS[@]}"; do
+        echo "rpc $kind $row x$conns (calls in flight: $depth), $block B blocks: ${runs_of[$row]}MB/s"
+        [[ -z ${checked[$row]:-} ]] || echo "  every byte checked: ${checked[$row]}MB/s"
+    done
 }
 
 # meminfo FIELD...: those /proc/meminfo fields, in bytes, on one line
@@ -541,22 +579,13 @@ if ((SETUP > 0)); then
     done
 fi
 if ((RPC_MIB > 0)); then
-    for conns in "${RPC_CONNS[@]}"; do
-        for block in "${RPC_BLOCKS[@]}"; do
-            cases+=("rpc_tcp $conns $(bytes "$block")" "rpc_sdp $conns $(bytes "$block")")
-        done
-    done
-    for kind in kernel k2u; do
+    for kind in user kernel k2u; do
         for conns in "${RPC_CONNS[@]}"; do
-            for block in "${RPC_BLOCKS[@]}"; do
-                cases+=("krpc_$kind tcp $conns $(bytes "$block")" "krpc_$kind sdp $conns $(bytes "$block")")
-            done
+            for block in "${RPC_BLOCKS[@]}"; do cases+=("rpc $kind $conns $(bytes "$block")"); done
         done
     done
     if ((KRPC_DEPTH > 0)); then
-        for block in "${RPC_BLOCKS[@]}"; do
-            cases+=("krpc_kdepth tcp 1 $(bytes "$block")" "krpc_kdepth sdp 1 $(bytes "$block")")
-        done
+        for block in "${RPC_BLOCKS[@]}"; do cases+=("rpc kdepth 1 $(bytes "$block")"); done
     fi
 fi
 # SDP last: if it takes the guest down, the rest is measured already
@@ -568,8 +597,8 @@ for c in "${cases[@]}"; do
     case $c in
     *_idle\ *) ktap_run "${c/ /_}" idle_case "${c%%_*}" ;;
     setup\ *) ktap_run "${c// /_}" setup_case ${c#setup } ;;
-    rpc_*) ktap_run "${c// /_}" rpc_case ${c#rpc_} ;;
-    krpc_*) ktap_run "${c// /_}" krpc_case ${c#krpc_} ;;
+    rpc\ user\ *) ktap_run "${c// /_}" rpc_case ${c#rpc user } ;;
+    rpc\ *) ktap_run "${c// /_}" krpc_case ${c#rpc } ;;
     qperf\ *) read -ra w <<<"$c"; ktap_run "qperf_${w[1]}" bench_case "${w[@]:1}" ;;
     esac
     check_qperf_server

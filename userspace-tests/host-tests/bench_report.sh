@@ -9,6 +9,8 @@
 #   ratios           the tracked ratios are the medians' quotients
 #   alt_ratios       another sdp.ko build's runs (TEST_alt) against the
 #                    test's; no row where none ran
+#   rpc_alt_ratios   the same for the RPC rows over netid sdp_alt, which
+#                    also get their line in the RPC table and its fit
 #   serial_anchor    RC one message at a time, from the rc_lat medians at 1
 #                    MiB and 64 B, and one connection against it; none
 #                    without both
@@ -121,6 +123,21 @@ alt_ratios() {
     md=$(report_of alt_alone "sdp_bw_alt,65536,1,60,MB/s")
     grep -F "| sdp_bw_alt / sdp_bw at 64 KiB |" <<<"$md" | grep -qF "no sdp_bw at 64 KiB" ||
         { grep -F "_alt" <<<"$md"; echo "want the row to say sdp_bw did not run"; return 1; }
+}
+
+# The RPC rows over netid sdp_alt against the same rows over sdp: a ratio
+# row each, beside their own line in the RPC section and its fit.
+rpc_alt_ratios() {
+    local md
+    md=$(report_of rpc_alt "$(rows rpc_kernel_sdp_c1 500 20 0.1 65536 1048576)" \
+         "$(rows rpc_kernel_sdp_alt_c1 500 16 0.1 65536 1048576)" \
+         "$(rows rpc_user_sdp_alt_c1 500 16 0 1048576)")
+    # 1 MiB: 1 / (0.5 + 20) against 1 / (0.5 + 16) ms
+    grep -F "| rpc_kernel_sdp_alt_c1 / rpc_kernel_sdp_c1 at 1 MiB |" <<<"$md" | grep -qF "**1.24**" ||
+        { grep -F "_alt" <<<"$md"; echo "want 1.24 (20.5 / 16.5)"; return 1; }
+    grep -F "| rpc_user_sdp_alt_c1 / rpc_user_sdp_c1 at 1 MiB |" <<<"$md" | grep -qF "no rpc_user_sdp_c1 at 1 MiB" ||
+        { grep -F "rpc_user_sdp_alt" <<<"$md"; echo "want the row to say rpc_user_sdp_c1 did not run"; return 1; }
+    expect_row "$md" rpc_kernel_sdp_alt_c1 500 16.00
 }
 
 serial_anchor() {
@@ -243,12 +260,13 @@ cpu_placement() {
     ! grep -q "Where each run's work ran" <<<"$md" || { echo "a CPU section without CPU counters"; return 1; }
 }
 
-ktap_plan 10
+ktap_plan 11
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
 ktap_run alt_ratios alt_ratios
+ktap_run rpc_alt_ratios rpc_alt_ratios
 ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
