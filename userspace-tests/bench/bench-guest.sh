@@ -186,12 +186,19 @@ sdp_module_load() {
     fi
 }
 
-# sdp_module_after TEST: after a run of TEST_alt, the bench's own sdp.ko
-# loaded again; nothing after other tests
-sdp_module_after() {
+# sdp_module_for NAME alt|own: around a run of NAME (a qperf test TEST_alt,
+# or an RPC row over netid sdp_alt), the RPC servers stopped, as they hold
+# SDP listeners, and the other sdp.ko loaded (alt), or the bench's own
+# loaded again (own; also when the other would not load); nothing for
+# other names
+sdp_module_for() {
     local out
     [[ $1 == *_alt ]] || return 0
-    out=$(sdp_module_load own) || { echo "$1: $out"; return 1; }
+    [[ $2 == own || -r $ALT_MODULE ]] || { echo "$1: no SDP_BENCH_ALT_MODULE to run with"; return 1; }
+    out=$(rpc_servers_stop 2>&1 && sdp_module_load "$2") && return 0
+    echo "$1: $out"
+    [[ $2 == own || -d /sys/module/sdp ]] || sdp_module_load own >/dev/null 2>&1 || true
+    return 1
 }
 
 # qperf_run TEST SIZE: one qperf run from host A to host B; prints
@@ -285,21 +292,18 @@ bench_case() {
     for ((run = 1; run <= RUNS; run++)); do
         for test in "$@"; do
             log "== $test size $size run $run"
-            if [[ $test == *_alt ]]; then
-                [[ -r $ALT_MODULE ]] || { echo "$test: no SDP_BENCH_ALT_MODULE to run with"; return 1; }
-                r=$(sdp_module_load alt) || { echo "$test: $r"; return 1; }
-            fi
+            sdp_module_for "$test" alt || return 1
             before=$(counters)
             sdpstats_snap
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
                 r=$(qperf_run "$test" "$size") ||
-                    { echo "$r"; kill_qperf_test; sdp_module_after "$test"; return 1; }
+                    { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
-            sdp_module_after "$test" || return 1
+            sdp_module_for "$test" own || return 1
             read -r r unit <<<"$r"
             echo "$test,$size,$run,$r,$unit" >>"$CSV"
             runs_of[$test]+="$r "
@@ -342,20 +346,6 @@ rpc_servers_stop() {
     rm -f "$STATE/rpcserver.pid"
 }
 
-# rpc_module ROW alt|own: around a run of an RPC row over netid sdp_alt,
-# the RPC servers stopped and the other sdp.ko loaded (alt), or the bench's
-# own loaded again (own; also when the other would not load); nothing for
-# the other rows
-rpc_module() {
-    local out
-    [[ $1 == *_alt ]] || return 0
-    [[ $2 == own || -r $ALT_MODULE ]] || { echo "$1: no SDP_BENCH_ALT_MODULE to run with"; return 1; }
-    out=$(rpc_servers_stop 2>&1 && sdp_module_load "$2") && return 0
-    echo "$1: $out"
-    [[ $2 == own || -d /sys/module/sdp ]] || sdp_module_load own >/dev/null 2>&1 || true
-    return 1
-}
-
 # rpc_case CONNS BLOCK: RUNS runs of RPC_MIB MiB in WRITE calls of BLOCK
 # bytes over CONNS connections from host A, over each of RPC_NETIDS in
 # turns; every block is checked by the server, and a damaged one fails the
@@ -366,17 +356,17 @@ rpc_case() {
     for ((run = 1; run <= RUNS; run++)); do
         for row in "${RPC_NETIDS[@]}"; do
             log "== rpc $row conns $conns block $block run $run"
-            rpc_module "$row" alt || return 1
+            sdp_module_for "$row" alt || return 1
             start_rpc_server
             sdpstats_snap
             out=$(LD_PRELOAD=$SDP_RPC_PRELOAD timeout -k 5 300 "$SDP_BUILD/rpc/rpc_bw_client" \
                   -h "$SDP_B4" -n "${row%_alt}" -p "$RPC_PORT" -b "$block" -c "$conns" -S \
                   -t $((RPC_MIB * 1048576)) 2>&1) ||
-                { log "$out"; echo "$out"; rpc_module "$row" own; return 1; }
+                { log "$out"; echo "$out"; sdp_module_for "$row" own; return 1; }
             log "$out"
             mbps=$(awk '$1 == "netid" { print $NF }' <<<"$out")
             sdpstats_moved "$STATS_CSV" "rpc_user_${row}_c$conns" "$block" "$run"
-            rpc_module "$row" own || return 1
+            sdp_module_for "$row" own || return 1
             echo "rpc_user_${row}_c$conns,$block,$run,$mbps,MB/s" >>"$CSV"
             runs_of[$row]+="$mbps "
         done
@@ -444,19 +434,19 @@ krpc_case() {
     [[ $kind == k2u ]] && port=$RPC_PORT
     for ((run = 1; run <= RUNS; run++)); do
         for row in "${RPC_NETIDS[@]}"; do
-            rpc_module "$row" alt || return 1
+            sdp_module_for "$row" alt || return 1
             module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
-                { echo "cannot load the kernel RPC modules (see bench.log)"; rpc_module "$row" own; return 1; }
+                { echo "cannot load the kernel RPC modules (see bench.log)"; sdp_module_for "$row" own; return 1; }
             [[ $kind != k2u ]] || start_rpc_server
             krpc_run "rpc_${kind}_${row}_c$conns" "$port" "${row%_alt}" stamped "$block" "$conns" "$depth" "$run" ||
-                { rpc_module "$row" own; return 1; }
+                { sdp_module_for "$row" own; return 1; }
             runs_of[$row]+="$krpc_mbps "
             if [[ $kind == kernel && $conns == 1 ]]; then
                 krpc_run "rpc_kcheck_${row}_c1" "$port" "${row%_alt}" write "$block" 1 1 "$run" ||
-                    { rpc_module "$row" own; return 1; }
+                    { sdp_module_for "$row" own; return 1; }
                 checked[$row]+="$krpc_mbps "
             fi
-            rpc_module "$row" own || return 1
+            sdp_module_for "$row" own || return 1
         done
     done
     for row in "${RPC_NETIDS[@]}"; do
