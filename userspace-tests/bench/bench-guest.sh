@@ -298,8 +298,12 @@ bench_case() {
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
-                r=$(qperf_run "$test" "$size") ||
-                    { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
+                # qperf now and then ends a run with no figure (rc_lat -m
+                # 1M, with no error): that run goes once more
+                r=$(qperf_run "$test" "$size") || {
+                    [[ $r == *": no result "* ]] && echo "$r; run again" &&
+                        kill_qperf_test && r=$(qperf_run "$test" "$size")
+                } || { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
