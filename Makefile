@@ -136,10 +136,11 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 
 # The core of the suite: the socket contract, then kernel RPC, the memory
 # bound of idle connections and NFS over SDP, then real programs under
-# libsdp (NFS-Ganesha among them; nginx for sendfile, whose kernel path
-# changed in 6.5).  `make check` runs it on every kernel of the bed.
-# OpenSSH, whose sessions are plain reads and writes from forked
-# children, runs on the oldest alone: CI's time holds three kernels.
+# libsdp (iperf3's bulk streams, NFS-Ganesha).  `make check` runs it on
+# every kernel of the bed.  nginx, for sendfile, whose kernel path changed
+# in 6.5, runs on the oldest and the newest (TESTS_EDGES); OpenSSH and
+# redis, whose sessions are plain reads and writes, on the oldest alone:
+# CI's time holds three kernels.
 TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/socket_api \
 	 $(BUILD)/selftests/connect_accept \
@@ -154,9 +155,8 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
 	 userspace-tests/tests/nfs_sdp.sh \
 	 userspace-tests/tests/apps_iperf3.sh \
-	 userspace-tests/tests/apps_redis.sh \
-	 userspace-tests/tests/apps_nginx.sh \
 	 userspace-tests/tests/apps_ganesha.sh
+TESTS_EDGES := userspace-tests/tests/apps_nginx.sh
 
 # The rest of the suite in two halves of about the same time: `make check`
 # runs the core and one half on the oldest kernel, the core and the other
@@ -168,6 +168,7 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 TESTS_OLDEST := $(BUILD)/selftests/stream_opts \
 	 $(BUILD)/selftests/libsdp_rules \
 	 userspace-tests/tests/libsdp.sh \
+	 userspace-tests/tests/apps_redis.sh \
 	 userspace-tests/tests/apps_ssh.sh \
 	 userspace-tests/tests/read_sock.sh \
 	 userspace-tests/tests/jdk_sdp.sh \
@@ -177,13 +178,13 @@ TESTS_OLDEST := $(BUILD)/selftests/stream_opts \
 	 userspace-tests/tests/scale.sh \
 	 userspace-tests/tests/nfs_faults.sh \
 	 userspace-tests/tests/module_lifecycle.sh
-TESTS_NEWEST := $(filter-out $(TESTS_CORE) $(TESTS_OLDEST),$(TESTS))
+TESTS_NEWEST := $(filter-out $(TESTS_CORE) $(TESTS_OLDEST),$(TESTS))    # (TESTS_EDGES too)
 
 # SUITE: full, core, or core plus one half (oldest, newest), in the
 # suite's order.
 SUITE ?= full
 SUITE_TESTS = $(if $(filter full,$(SUITE)),$(TESTS),$(filter $(TESTS_CORE) \
-	$(if $(filter oldest,$(SUITE)),$(TESTS_OLDEST)) \
+	$(if $(filter oldest,$(SUITE)),$(TESTS_OLDEST) $(TESTS_EDGES)) \
 	$(if $(filter newest,$(SUITE)),$(TESTS_NEWEST)),$(TESTS)))
 
 .PHONY: all deps modules lint install uninstall userspace check check-all check-kernel demo \
