@@ -29,11 +29,14 @@
 # user server (rows rpc_k2u_NETID_cCONNS).  The netids of an RPC case
 # take turns, run after run; netid sdp_alt is sdp with the other sdp.ko
 # (SDP_BENCH_ALT_MODULE), loaded for each of its runs with the RPC
-# servers stopped and started again around it.  Their blocks are stamped
-# (WRITE_STAMPED, rpc/sdp_bw_proto.h): checking every byte would take the
-# emulated link's CPUs.  What that check costs: the kernel modules' rows
-# rpc_kcheck_NETID_c1, one connection, every byte filled and checked, in
-# turns with the stamped runs.
+# servers stopped and started again around it; netid rc is no RPC but
+# the link itself, qperf's rc_bw with messages of the block size (rows
+# rpc_KIND_rc_c1), in the turns of the one-connection cases only: the
+# anchor those rows are held against, measured in the same minutes.
+# Their blocks are stamped (WRITE_STAMPED, rpc/sdp_bw_proto.h): checking
+# every byte would take the emulated link's CPUs.  What that check costs:
+# the kernel modules' rows rpc_kcheck_NETID_c1, one connection, every
+# byte filled and checked, in turns with the stamped runs.
 # Env (run-bench passes them): SDP_BENCH_OUT (required), SDP_BENCH_TESTS,
 # SDP_BENCH_SIZES, SDP_BENCH_RUNS, SDP_BENCH_TIME, SDP_BENCH_RSTREAM_SIZE,
 # SDP_BENCH_RSTREAM_MIB, SDP_BENCH_IDLE_CONNS, SDP_BENCH_SETUP_CONNS,
@@ -52,6 +55,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_ktest.sh"
 . "$here/lib/sdp_qperf.sh"
+. "$here/lib/sdp_bench_qperf.sh"
 . "$here/lib/udev_quiet.sh"
 . "$here/lib/sdp_bench_stats.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
@@ -67,7 +71,9 @@ read -ra SETUP_THREADS <<<"${SDP_BENCH_SETUP_THREADS:-1 8}"
 SETUP_PORT=18640                            # conn_rate's listener
 read -ra RPC_BLOCKS <<<"${SDP_BENCH_RPC_BLOCKS:-4096 65536 1048576}"
 read -ra RPC_CONNS <<<"${SDP_BENCH_RPC_CONNS:-1 4 8}"
-read -ra RPC_NETIDS <<<"${SDP_BENCH_RPC_NETIDS:-tcp sdp}"   # sdp_alt: SDP_BENCH_ALT_MODULE's sdp
+# sdp_alt: SDP_BENCH_ALT_MODULE's sdp; rc: not RPC but the link, qperf's
+# rc_bw with messages of the block size, in the one-connection rows' turns
+read -ra RPC_NETIDS <<<"${SDP_BENCH_RPC_NETIDS:-tcp sdp rc}"
 RPC_MIB=${SDP_BENCH_RPC_MIB:-8}             # MiB per RPC run; 0: no RPC
 KRPC_DEPTH=${SDP_BENCH_KRPC_DEPTH:-4}       # calls in flight, kdepth rows; 0: none
 RPC_PORT=20051                              # the RPC server's, tcp and sdp
@@ -80,7 +86,6 @@ PORT=19765                                  # qperf's control port
 CSV=$OUT/results.csv
 STATS_CSV=$OUT/sdpstats.csv                 # sdp.ko's counters each SDP run moved
 LOG=$OUT/bench.log
-QTIMEOUT=$((TIME * 2 + 60))                 # one qperf run's time limit
 ALT_MODULE=${SDP_BENCH_ALT_MODULE:-}        # the sdp.ko of the TEST_alt runs
 
 # bytes SIZE: 64, 4K / 4k, 1M / 1m -> bytes (binary)
@@ -140,32 +145,6 @@ counters() {
          "$(both completer_retry_err) $(both duplicate_request)"
 }
 
-# to_unit VALUE UNIT: qperf's figure in MB/s or us
-to_unit() {
-    awk -v v="$1" -v u="$2" 'BEGIN {
-        f["bytes/sec"] = 1e-6; f["KB/sec"] = 1e-3; f["MB/sec"] = 1; f["GB/sec"] = 1e3
-        f["ns"] = 1e-3; f["us"] = 1; f["ms"] = 1e3; f["sec"] = 1e6
-        if (!(u in f) || v !~ /^[0-9.]+$/) exit 1
-        printf "%.6g %s\n", v * f[u], (u ~ /sec$/ && u != "sec") ? "MB/s" : "us"
-    }'
-}
-
-# variant_param TEST: the sdp.ko parameters and values a test variant
-# runs with, as pairs on one line: TEST_bcopy read zero-copy off,
-# TEST_copy every send copied (zcopy_thresh 0), TEST_zc every large send
-# from the pages, whatever it costs, also where the device completes in
-# process context (zcopy_task_cq, and zcopy_adapt off), TEST_nopoll a
-# reader that never spins for data before it sleeps (recv_poll_us 0);
-# nothing for the others
-variant_param() {
-    case $1 in
-    *_bcopy) echo "read_zcopy 0" ;;
-    *_copy) echo "zcopy_thresh 0" ;;
-    *_zc) echo "zcopy_task_cq 1 zcopy_adapt 0" ;;
-    *_nopoll) echo "recv_poll_us 0" ;;
-    esac
-}
-
 # sdp_module_load alt|own: sdp.ko unloaded, if loaded, and loaded again,
 # ALT_MODULE or the one the guest loaded at boot, with the boot's
 # parameters (no SDP socket is open between runs; a closing one may take
@@ -199,44 +178,6 @@ sdp_module_for() {
     echo "$1: $out"
     [[ $2 == own || -d /sys/module/sdp ]] || sdp_module_load own >/dev/null 2>&1 || true
     return 1
-}
-
-# qperf_run TEST SIZE: one qperf run from host A to host B; prints
-# "VALUE UNIT" (MB/s or us).  A variant (variant_param) runs qperf's test
-# with its parameter set for the sockets the run makes; TEST_alt is
-# TEST's, run by bench_case with the other sdp.ko.
-qperf_run() {
-    local test=${1%_alt} size=$2 out value unit rc qtest i
-    local -a opts=() params saved=()
-    qtest=${test%_bcopy}
-    qtest=${qtest%_copy}
-    qtest=${qtest%_zc}
-    qtest=${qtest%_nopoll}
-    qtest=${qtest%_poll}
-    # rc_lat_poll: raw RC polling its completion queues, as a spinning
-    # sdp reader does, rather than waiting for their events
-    [[ $test == rc_*_poll ]] && opts+=(-cp1)
-    # qperf's RC tests reach a RoCE device only through the RDMA CM: its
-    # own QP exchange sets no GRH ("failed to modify QP to RTR")
-    [[ $test == rc_* ]] && opts+=(-cm1)
-    read -ra params < <(variant_param "$test"; echo)
-    for ((i = 0; i < ${#params[@]}; i += 2)); do
-        saved+=("$(cat "/sys/module/sdp/parameters/${params[i]}")")
-        echo "${params[i + 1]}" >"/sys/module/sdp/parameters/${params[i]}"
-    done
-    out=$(timeout -k 5 "$QTIMEOUT" qperf "$SDP_B4" --listen_port "$PORT" "${opts[@]}" \
-          -t "$TIME" -m "$size" -vvs "$qtest" 2>&1) && rc=0 || rc=$?
-    for ((i = 0; i < ${#params[@]}; i += 2)); do
-        echo "${saved[i / 2]}" >"/sys/module/sdp/parameters/${params[i]}"
-    done
-    ((!rc)) || { log "$out"; echo "qperf $test -m $size failed: $(tail -n1 <<<"$out")"; return 1; }
-    log "$out"
-    read -r value unit < <(awk '$1 == "bw" || $1 == "latency" { print $3, $4; exit }' <<<"$out")
-    awk '$1 ~ /_errors$/ && $3 != 0 { bad = 1 } END { exit bad }' <<<"$out" ||
-        { echo "qperf $test -m $size: errors: $(grep -E '_errors += +[1-9]' <<<"$out" | xargs)"; return 1; }
-    awk -v v="${value:-0}" 'BEGIN { exit !(v > 0) }' ||
-        { echo "qperf $test -m $size: no result ($value $unit)"; return 1; }
-    to_unit "$value" "$unit"
 }
 
 # rstream_run SIZE RUN: rsockets' rstream, server on host B, client on A;
@@ -298,12 +239,8 @@ bench_case() {
             if [[ $test == rstream_bw ]]; then
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
-                # qperf now and then ends a run with no figure (rc_lat -m
-                # 1M, with no error): that run goes once more
-                r=$(qperf_run "$test" "$size") || {
-                    [[ $r == *": no result "* ]] && echo "$r; run again" &&
-                        kill_qperf_test && r=$(qperf_run "$test" "$size")
-                } || { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
+                r=$(qperf_run_again "$test" "$size") ||
+                    { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"
@@ -359,6 +296,12 @@ rpc_case() {
     local -A runs_of=()
     for ((run = 1; run <= RUNS; run++)); do
         for row in "${RPC_NETIDS[@]}"; do
+            if [[ $row == rc ]]; then
+                ((conns == 1)) || continue
+                mbps=$(link_run "rpc_user_rc_c1" "$block" "$run" "$CSV") || { echo "$mbps"; return 1; }
+                runs_of[$row]+="$mbps "
+                continue
+            fi
             log "== rpc $row conns $conns block $block run $run"
             sdp_module_for "$row" alt || return 1
             start_rpc_server
@@ -375,7 +318,9 @@ rpc_case() {
             runs_of[$row]+="$mbps "
         done
     done
-    for row in "${RPC_NETIDS[@]}"; do echo "rpc $row x$conns, $block B blocks: ${runs_of[$row]}MB/s"; done
+    for row in "${RPC_NETIDS[@]}"; do
+        [[ -z ${runs_of[$row]:-} ]] || echo "rpc $row x$conns, $block B blocks: ${runs_of[$row]}MB/s"
+    done
 }
 
 # The kernel RPC modules: the server module on the bed's addresses (TCP
@@ -432,12 +377,18 @@ krpc_run() {
 # filled and checked (rows rpc_kcheck_NETID_c1): in turns, so the two
 # compare.
 krpc_case() {
-    local kind=$1 conns=$2 block=$3 run row port=$KRPC_PORT depth=1
+    local kind=$1 conns=$2 block=$3 run row mbps port=$KRPC_PORT depth=1
     local -A runs_of=() checked=()
     [[ $kind == kdepth ]] && depth=$KRPC_DEPTH
     [[ $kind == k2u ]] && port=$RPC_PORT
     for ((run = 1; run <= RUNS; run++)); do
         for row in "${RPC_NETIDS[@]}"; do
+            if [[ $row == rc ]]; then
+                ((conns == 1)) || continue
+                mbps=$(link_run "rpc_${kind}_rc_c1" "$block" "$run" "$CSV") || { echo "$mbps"; return 1; }
+                runs_of[$row]+="$mbps "
+                continue
+            fi
             sdp_module_for "$row" alt || return 1
             module_loaded sdp_krpc_bw_client || start_krpc >>"$LOG" 2>&1 ||
                 { echo "cannot load the kernel RPC modules (see bench.log)"; sdp_module_for "$row" own; return 1; }
@@ -454,6 +405,7 @@ krpc_case() {
         done
     done
     for row in "${RPC_NETIDS[@]}"; do
+        [[ -n ${runs_of[$row]:-} ]] || continue
         echo "rpc $kind $row x$conns (calls in flight: $depth), $block B blocks: ${runs_of[$row]}MB/s"
         [[ -z ${checked[$row]:-} ]] || echo "  every byte checked: ${checked[$row]}MB/s"
     done

@@ -11,8 +11,12 @@
 # packet counters for rdma).  Rows nfs_write_PROTO and nfs_read_PROTO,
 # size = the file's bytes, unit MB/s (10^6 bytes/s); the sdp.ko and link
 # counters each transfer moved in sdpstats.csv, under the same names.
-# Env: SDP_BENCH_OUT (required), SDP_BENCH_RUNS, SDP_BENCH_NFS_MIB (0: no
-# NFS), SDP_BENCH_NFS_PROTOS (default "tcp sdp rdma").
+# Proto rc is no NFS but the link itself, qperf's rc_bw with 1 MiB
+# messages (row nfs_rc_bw, size 1 MiB), in the same turns: the anchor the
+# NFS rows are held against, measured in the same minutes.
+# Env: SDP_BENCH_OUT (required), SDP_BENCH_RUNS, SDP_BENCH_TIME (seconds a
+# qperf run), SDP_BENCH_NFS_MIB (0: no NFS), SDP_BENCH_NFS_PROTOS (default
+# "tcp sdp rdma rc").
 # shellcheck disable=SC2317  # (the cases run through ktap_run)
 set -euo pipefail
 
@@ -22,13 +26,17 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sunrpc_modules.sh"
 . "$here/lib/sdp_nfs.sh"
 . "$here/lib/sdp_resources.sh"
-. "$here/lib/sdp_qperf.sh"    # (rxe_counter)
+. "$here/lib/sdp_qperf.sh"
+. "$here/lib/sdp_bench_qperf.sh"
 . "$here/lib/udev_quiet.sh"
 . "$here/lib/sdp_bench_stats.sh"
 OUT=${SDP_BENCH_OUT:?SDP_BENCH_OUT: the results folder}
 RUNS=${SDP_BENCH_RUNS:-3}
 NFS_MIB=${SDP_BENCH_NFS_MIB:-64}
-read -ra PROTOS <<<"${SDP_BENCH_NFS_PROTOS:-tcp sdp rdma}"
+read -ra PROTOS <<<"${SDP_BENCH_NFS_PROTOS:-tcp sdp rdma rc}"
+# shellcheck disable=SC2034  # (sdp_bench_qperf.sh reads it)
+TIME=${SDP_BENCH_TIME:-2}       # seconds a qperf run (proto rc)
+PORT=19765                      # qperf's control port
 CSV=$OUT/results.csv
 STATS_CSV=$OUT/sdpstats.csv     # sdp.ko's counters each SDP transfer moved
 LOG=$OUT/bench.log
@@ -60,6 +68,11 @@ nfs_case() {
     local bytes=$((NFS_MIB * 1048576))
     want=$(sha256sum <"$SRC" | cut -d' ' -f1)
     for proto in "${PROTOS[@]}"; do
+        if [[ $proto == rc ]]; then
+            r=$(link_run nfs_rc_bw "$BLOCK" "$run" "$CSV") || { echo "$r"; return 1; }
+            line+=("rc_bw $r")
+            continue
+        fi
         log "== nfs $proto run $run"
         sdp0=$(sdp_stat TxBytes) rxe0=$(rxe_counter "$SDP_B_RDMA" rcvd_pkts)
         nfs_mount "$proto" || { echo "mount proto=$proto failed"; return 1; }
@@ -105,6 +118,7 @@ setup() {
     [[ " ${PROTOS[*]} " == *" rdma "* ]] && modprobe rpcrdma
     for p in "${PROTOS[@]}"; do
         case $p in
+        rc) ;;
         rdma) l+=("rdma $RDMA_PORT") ;;
         *) l+=("$p 2049") ;;
         esac
@@ -117,6 +131,11 @@ setup() {
 cleanup() {
     ! mountpoint -q "$MNT" 2>/dev/null || nfs_umount || true
     nfs_server_stop "$WORK/server"
+    if [[ -n $QPERF_SERVER ]]; then
+        pkill -P "$QPERF_SERVER" 2>/dev/null || true
+        kill "$QPERF_SERVER" 2>/dev/null || true
+        wait "$QPERF_SERVER" 2>/dev/null || true
+    fi
     rm -rf "$WORK"
     udev_resume
 }
@@ -128,6 +147,10 @@ if ((NFS_MIB == 0)); then
 fi
 trap cleanup EXIT
 udev_pause
+# (in this shell, not a case's, for cleanup to stop it)
+if [[ " ${PROTOS[*]} " == *" rc "* ]]; then
+    qperf_server_start "$PORT" "$OUT/qperf-server.log" || log "qperf server did not listen on $PORT"
+fi
 ktap_plan $((RUNS + 1))
 ktap_run nfs_setup setup
 for ((run = 1; run <= RUNS; run++)); do ktap_run "nfs_run_$run" nfs_case "$run"; done

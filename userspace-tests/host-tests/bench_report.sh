@@ -11,6 +11,10 @@
 #                    test's; no row where none ran
 #   rpc_alt_ratios   the same for the RPC rows over netid sdp_alt, which
 #                    also get their line in the RPC table and its fit
+#   link_anchor      one connection against the link in its own turns
+#                    (rpc_KIND_rc_c1, the kcheck rows against the kernel
+#                    rows'; nfs_rc_bw), else against the qperf cases'
+#                    rc_bw; the rc rows get no fit
 #   serial_anchor    RC one message at a time, from the rc_lat medians at 1
 #                    MiB and 64 B, and one connection against it; none
 #                    without both
@@ -140,6 +144,33 @@ rpc_alt_ratios() {
     expect_row "$md" rpc_kernel_sdp_alt_c1 500 16.00
 }
 
+link_anchor() {
+    local md
+    md=$(report_of link "$(rows rpc_kernel_sdp_c1 0 20 0 65536 1048576)" \
+         "$(rows rpc_kcheck_sdp_c1 0 25 0 65536 1048576)" \
+         "$(rows rpc_kernel_rc_c1 0 10 0 65536 1048576)" \
+         "$(rows rpc_user_sdp_c1 0 20 0 1048576)" \
+         "rc_bw,1048576,1,60,MB/s" "rc_bw,1048576,2,70,MB/s" "rc_bw,1048576,3,90,MB/s" \
+         "nfs_write_sdp,33554432,1,30,MB/s" "nfs_read_sdp,33554432,1,35,MB/s" \
+         "nfs_rc_bw,1048576,1,60,MB/s" "nfs_rc_bw,1048576,2,70,MB/s" "nfs_rc_bw,1048576,3,50,MB/s")
+    # 1 MiB at 20 and 25 ms per MiB, against 10 in the same turns
+    grep -F "| rpc_kernel_sdp_c1 / rpc_kernel_rc_c1 at 1 MiB |" <<<"$md" | grep -qF "**0.50**" ||
+        { grep -F "rpc_kernel_sdp_c1 /" <<<"$md"; echo "want 0.50 against rpc_kernel_rc_c1"; return 1; }
+    grep -F "| rpc_kcheck_sdp_c1 / rpc_kernel_rc_c1 at 1 MiB |" <<<"$md" | grep -qF "**0.40**" ||
+        { grep -F "rpc_kcheck_sdp_c1 /" <<<"$md"; echo "want 0.40 against rpc_kernel_rc_c1"; return 1; }
+    # no rc in the user rows' turns: the qperf cases' rc_bw (52.4288 / 70)
+    grep -F "| rpc_user_sdp_c1 / rc_bw at 1 MiB |" <<<"$md" | grep -qF "**0.75**" ||
+        { grep -F "rpc_user_sdp_c1 /" <<<"$md"; echo "want 0.75 against rc_bw"; return 1; }
+    grep -F "| nfs_write_sdp / nfs_rc_bw at 1 MiB |" <<<"$md" | grep -qF "**0.50**" ||
+        { grep -F "nfs_write_sdp /" <<<"$md"; echo "want 0.50 against nfs_rc_bw"; return 1; }
+    grep -F "| nfs_read_sdp / nfs_rc_bw at 1 MiB |" <<<"$md" | grep -qF "**0.58**" ||
+        { grep -F "nfs_read_sdp /" <<<"$md"; echo "want 0.58 against nfs_rc_bw"; return 1; }
+    grep -qF "The link in the same turns (\`nfs_rc_bw\`" <<<"$md" || { echo "no link line under NFS"; return 1; }
+    ! grep -qE '^\| (bw|rc) \|' <<<"$md" || { echo "the link's row taken for an NFS proto"; return 1; }
+    expect_row "$md" rpc_kernel_sdp_c1 0 20.00
+    ! grep -qF '| `rpc_kernel_rc_c1` |' <<<"$md" || { echo "a call-cost fit for the link"; return 1; }
+}
+
 serial_anchor() {
     local md lat=("rc_lat,1048576,1,10385.76,us" "rc_lat,1048576,2,9000,us" "rc_lat,1048576,3,12000,us")
     # 1 MiB / (10385.76 + 100) us: 100 MB/s
@@ -260,13 +291,14 @@ cpu_placement() {
     ! grep -q "Where each run's work ran" <<<"$md" || { echo "a CPU section without CPU counters"; return 1; }
 }
 
-ktap_plan 11
+ktap_plan 12
 ktap_run call_cost call_cost
 ktap_run call_cost_noise call_cost_noise
 ktap_run one_block one_block
 ktap_run ratios ratios
 ktap_run alt_ratios alt_ratios
 ktap_run rpc_alt_ratios rpc_alt_ratios
+ktap_run link_anchor link_anchor
 ktap_run serial_anchor serial_anchor
 ktap_run checked_rows checked_rows
 ktap_run counters counters
