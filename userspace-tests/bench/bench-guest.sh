@@ -102,19 +102,14 @@ log() { printf '%s\n' "$*" >>"$LOG"; }
 # The qperf server on host B: it binds the wildcard, and the client
 # reaches it at B's address, so both the control connection and the
 # tests' own connections go A -> B over va/vb (and rxeA/rxeB).
-qserver=
 start_qperf_server() {
     qperf_server_start "$PORT" "$OUT/qperf-server.log" ||
         log "qperf server did not listen on $PORT"
-    qserver=$QPERF_SERVER
 }
-# After a failed run (in the case's subshell): the server's test child,
-# if it hangs, goes.
-kill_qperf_test() { pkill -P "$qserver" 2>/dev/null || true; }
 # After each case (in the main shell): the server comes back if it died.
 check_qperf_server() {
-    kill -0 "$qserver" 2>/dev/null && return
-    wait "$qserver" 2>/dev/null || true
+    kill -0 "$QPERF_SERVER" 2>/dev/null && return
+    wait "$QPERF_SERVER" 2>/dev/null || true
     log "qperf server died; restarting it"
     start_qperf_server
 }
@@ -124,10 +119,7 @@ stop_all() {
     sdp_rpc_cleanup
     rm -rf "$STATE"
     udev_resume
-    [[ -z $qserver ]] && return
-    pkill -P "$qserver" 2>/dev/null || true
-    kill "$qserver" 2>/dev/null || true
-    wait "$qserver" 2>/dev/null || true
+    qperf_server_stop
 }
 STATE=$(mktemp -d)    # what the cases' subshells leave for the others
 trap stop_all EXIT
@@ -240,7 +232,7 @@ bench_case() {
                 r=$(rstream_run "$size" "$run") || { echo "$r"; return 1; }
             else
                 r=$(qperf_run_again "$test" "$size") ||
-                    { echo "$r"; kill_qperf_test; sdp_module_for "$test" own; return 1; }
+                    { echo "$r"; qperf_test_kill; sdp_module_for "$test" own; return 1; }
             fi
             after=$(counters)
             sdpstats_moved "$STATS_CSV" "$test" "$size" "$run"

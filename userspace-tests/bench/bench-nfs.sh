@@ -131,11 +131,7 @@ setup() {
 cleanup() {
     ! mountpoint -q "$MNT" 2>/dev/null || nfs_umount || true
     nfs_server_stop "$WORK/server"
-    if [[ -n $QPERF_SERVER ]]; then
-        pkill -P "$QPERF_SERVER" 2>/dev/null || true
-        kill "$QPERF_SERVER" 2>/dev/null || true
-        wait "$QPERF_SERVER" 2>/dev/null || true
-    fi
+    qperf_server_stop
     rm -rf "$WORK"
     udev_resume
 }

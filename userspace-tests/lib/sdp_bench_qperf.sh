@@ -82,7 +82,7 @@ qperf_run_again() {
     r=$(qperf_run "$1" "$2") && { echo "$r"; return 0; }
     [[ $r == *": no result "* ]] || { echo "$r"; return 1; }
     log "$r; run again"
-    pkill -P "$QPERF_SERVER" 2>/dev/null || true    # (its test child, if it hangs)
+    qperf_test_kill
     qperf_run "$1" "$2"
 }
 

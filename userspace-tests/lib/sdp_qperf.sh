@@ -8,6 +8,9 @@
 #                             a qperf server on PORT, its output appended
 #                             to LOG, its pid in QPERF_SERVER; returns once
 #                             its control port listens, 1 if not in 10 s
+#   qperf_test_kill           the server's test child, if one hangs, killed
+#   qperf_server_stop         the server and its test child stopped, if
+#                             one was started
 
 rxe_counter() { rdma statistic show link "$1/1" | grep -oE " $2 [0-9]+" | cut -d' ' -f3; }
 
@@ -26,4 +29,13 @@ qperf_server_start() {
         sleep 0.2
     done
     return 1
+}
+
+qperf_test_kill() { [[ -z $QPERF_SERVER ]] || pkill -P "$QPERF_SERVER" 2>/dev/null || true; }
+
+qperf_server_stop() {
+    [[ -n $QPERF_SERVER ]] || return 0
+    qperf_test_kill
+    kill "$QPERF_SERVER" 2>/dev/null || true
+    wait "$QPERF_SERVER" 2>/dev/null || true
 }

@@ -21,9 +21,7 @@ T=$((TIME * 2 + 60))             # a qperf run's time limit
 server_log=$(mktemp)
 # shellcheck disable=SC2329  # (the EXIT trap runs it)
 stop_server() {
-    pkill -P "$QPERF_SERVER" 2>/dev/null || true    # a test it forked, if one hangs
-    kill "$QPERF_SERVER" 2>/dev/null || true
-    wait "$QPERF_SERVER" 2>/dev/null || true
+    qperf_server_stop
     rm -f "$server_log"
 }
 trap stop_server EXIT
