@@ -3,5 +3,10 @@
 # (kmod-read-sock/, kmod-rpc-bw/, on lib/sdp_ktest.h): their debugfs text
 # files are lines of NAME=value fields, separated by spaces.
 #   field NAME LINE    the value of NAME=... in LINE (nothing if none)
+# (In bash alone: under TCG each program started costs the guest about a
+# tenth of a second, and the tests read fields by the thousand.)
 
-field() { sed -nE "s/.*(^| )$1=([^ ]*).*/\\2/p" <<<"$2"; }
+field() {
+    local re="(^|[[:space:]])$1=([^[:space:]]*)"
+    if [[ $2 =~ $re ]]; then echo "${BASH_REMATCH[2]}"; fi
+}

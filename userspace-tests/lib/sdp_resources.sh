@@ -27,7 +27,11 @@ sdp_wait_resources() {
 # SDP sockets alive in this namespace: /proc/net/sdp lists each from its
 # allocation to its destructor.  (The slab's active count is no measure:
 # SLUB counts the free objects of a CPU's own slab as active.)
-sdp_socks() { echo $(($(wc -l </proc/net/sdp) - 1)); }
+sdp_socks() {
+    local lines
+    mapfile -t lines </proc/net/sdp
+    echo $((${#lines[@]} - 1))
+}
 
 # sdp_wait_socks SOCKS_BEFORE [SECONDS]: waits (bounded, 10 s unless told:
 # closed connections are torn down from a work item) until no more SDP
@@ -45,8 +49,13 @@ sdp_wait_socks() {
 }
 
 # sdp_stat NAME [FILE]: SDP's counter NAME (/proc/net/sdpstats, or FILE:
-# a copy of it taken before)
-sdp_stat() { awk -v n="$1" '$1 == n { print $2 }' "${2:-/proc/net/sdpstats}"; }
+# a copy of it taken before).  In bash alone, as field (lib/sdp_ktest.sh).
+sdp_stat() {
+    local name value _
+    while read -r name value _; do
+        if [[ $name == "$1" ]]; then echo "$value"; return 0; fi
+    done <"${2:-/proc/net/sdpstats}"
+}
 
 # sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
 # module and waits (bounded: closed connections are torn down from a work

@@ -59,7 +59,7 @@ sdp_rpc_netconfig "$work"
 sdp_rpc_rpcbind
 
 # server_stat NAME: the server module's counter NAME
-server_stat() { field "$1" "$(cat "$SDBG/stats")"; }
+server_stat() { field "$1" "$(<"$SDBG/stats")"; }
 
 # krun LINE: a run of the client module; its result line in $RES.  Fails
 # with the write's status when the write fails.
