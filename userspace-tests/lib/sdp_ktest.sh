@@ -8,5 +8,5 @@
 
 field() {
     local re="(^|[[:space:]])$1=([^[:space:]]*)"
-    if [[ $2 =~ $re ]]; then echo "${BASH_REMATCH[2]}"; fi
+    if [[ $2 =~ $re ]]; then printf '%s\n' "${BASH_REMATCH[2]}"; fi
 }

@@ -28,7 +28,7 @@ sdp_wait_resources() {
 # allocation to its destructor.  (The slab's active count is no measure:
 # SLUB counts the free objects of a CPU's own slab as active.)
 sdp_socks() {
-    local lines
+    local lines=()
     mapfile -t lines </proc/net/sdp
     echo $((${#lines[@]} - 1))
 }
@@ -49,12 +49,19 @@ sdp_wait_socks() {
 }
 
 # sdp_stat NAME [FILE]: SDP's counter NAME (/proc/net/sdpstats, or FILE:
-# a copy of it taken before).  In bash alone, as field (lib/sdp_ktest.sh).
+# a copy of it taken before).  In bash alone, as field (lib/sdp_ktest.sh);
+# the file read whole at once: `read` seeks back after each line, and each
+# seek makes the kernel print the counters anew, so that a line could
+# start in the middle of a name.
 sdp_stat() {
-    local name value _
-    while read -r name value _; do
-        if [[ $name == "$1" ]]; then echo "$value"; return 0; fi
-    done <"${2:-/proc/net/sdpstats}"
+    local lines=() line re='^([^[:space:]]+)[[:space:]]+([^[:space:]]*)'
+    mapfile -t lines <"${2:-/proc/net/sdpstats}"
+    for line in "${lines[@]}"; do
+        if [[ $line =~ $re && ${BASH_REMATCH[1]} == "$1" ]]; then
+            printf '%s\n' "${BASH_REMATCH[2]}"
+            return 0
+        fi
+    done
 }
 
 # sdp_test_module_unloads MODULE DEBUGFS_DIR SOCKS_BEFORE: rmmods a test
