@@ -23,8 +23,11 @@
 # exists, and SDP's byte counters grew by at least the data moved.  Then
 # everything stops and unloads, leaving no SDP socket.
 # Env: SDP_NFS_BYTES        the file of every mount (default 4 MiB)
-#      SDP_NFS_BIG_MIB      the large file (default 64 MiB)
-#      SDP_NFS_SMALL_FILES  how many small files (default 1000)
+#      SDP_NFS_BIG_MIB      the large file (default 16 MiB: sixteen WRITEs
+#                           of the mount's 1 MiB wsize)
+#      SDP_NFS_SMALL_FILES  how many small files (default 250; with 64 MiB
+#                           and 1000, this test took 30 s more on each
+#                           kernel of make check)
 #      SDP_NFS_SMALL_BYTES  the size of each (default 1024)
 # shellcheck disable=SC2317,SC2329  # (the checks run through ktap_run)
 set -euo pipefail
@@ -37,8 +40,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/sdp_resources.sh"
 . "$here/lib/sdp_rpc.sh"
 BYTES=${SDP_NFS_BYTES:-4194304}
-BIG_MIB=${SDP_NFS_BIG_MIB:-64}
-SMALL_FILES=${SDP_NFS_SMALL_FILES:-1000}
+BIG_MIB=${SDP_NFS_BIG_MIB:-16}
+SMALL_FILES=${SDP_NFS_SMALL_FILES:-250}
 SMALL_BYTES=${SDP_NFS_SMALL_BYTES:-1024}
 WORK=/run/sdp-nfs               # /run is the guest's own tmpfs
 SERVER=$WORK/server MNT=$WORK/mnt SRC=$WORK/src
