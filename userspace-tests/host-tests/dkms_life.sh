@@ -13,6 +13,9 @@
 #   newer_kernel            a newer kernel installed (apt): DKMS builds sdp
 #                           for it by itself (Debian 13 root only: Debian
 #                           12's compiler builds no newer Debian kernel)
+#   reinstall_same_tree     make install again from the same tree: the
+#                           kernel's build made anew, the newer kernel's
+#                           kept (the bed installs a root's kernels so)
 #   upgrade                 make install of the next sdp version: only that
 #                           version is left, on every kernel
 #   uninstall               make uninstall: nothing of sdp is left
@@ -126,10 +129,17 @@ source_added() {
     [[ ! -e $root/var/lib/dkms/sdp/$version ]] || { echo "dkms remove left its tree"; return 1; }
 }
 
+# the tree DKMS builds is the one make install staged, whole
+same_tree() {
+    diff -r -q "$root/tmp/sdp-life-build/dkms-src" "$root/usr/src/sdp-$version" ||
+        { echo "/usr/src/sdp-$version is not the tree make install staged"; return 1; }
+}
+
 install_with_source() {
     local f
     life_make install KVER="$k1" | tail -n 4
     expect_installed "$k1" "$version" sdp sunrpc nfs
+    same_tree
     # the preload, its wrapper, man pages and sample rules
     for f in usr/local/lib/libsdp.so usr/local/bin/sdp_run usr/local/share/man/man8/sdp_run.8 \
              usr/local/share/man/man5/libsdp.conf.5 etc/libsdp.conf; do
@@ -148,12 +158,24 @@ newer_kernel() {
         "linux-image-$k2=$v" "linux-headers-$k2=$v" >"$life/newer-kernel.log" 2>&1 ||
         { tail -n 20 "$life/newer-kernel.log"; return 1; }
     grep -iE 'dkms|sdp' "$life/newer-kernel.log" | tail -n 5
-    # (with the kernel's source in the root, its SunRPC modules too)
+    expect_newer_installed
+}
+
+# sdp of this version on the newer kernel, with its SunRPC modules where
+# the root has the kernel's source
+expect_newer_installed() {
     if [[ -e $root/usr/src/linux-source-$(series "$k2").tar.xz ]]; then
         expect_installed "$k2" "$version" sdp sunrpc nfs
     else
         expect_installed "$k2" "$version" sdp
     fi
+}
+
+reinstall_same_tree() {
+    life_make install KVER="$k1" | tail -n 4
+    expect_installed "$k1" "$version" sdp sunrpc nfs
+    same_tree
+    [[ -z $k2 ]] || expect_newer_installed
 }
 
 upgrade() {
@@ -177,13 +199,14 @@ uninstall() {
     nothing_left
 }
 
-ktap_plan 7
+ktap_plan 8
 ktap_diag "root $lower (overlay in $life), kernels: ${kernels[*]}, sdp $version then $next"
 ktap_run from_scratch from_scratch
 ktap_run install_without_source install_without_source
 ktap_run source_added source_added
 ktap_run install_with_source install_with_source
 ktap_run newer_kernel newer_kernel
+ktap_run reinstall_same_tree reinstall_same_tree
 ktap_run upgrade upgrade
 ktap_run uninstall uninstall
 if [[ ${SDP_LIFE_KEEP:-} == 1 ]]; then
