@@ -120,6 +120,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/fallback \
 	 $(BUILD)/selftests/libsdp_rules \
 	 userspace-tests/tests/libsdp.sh \
+	 userspace-tests/tests/apps_iperf3.sh \
 	 userspace-tests/tests/apps_redis.sh \
 	 userspace-tests/tests/apps_nginx.sh \
 	 userspace-tests/tests/apps_ssh.sh \
