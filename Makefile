@@ -5,14 +5,14 @@
 #                 kernel): lint, DKMS install, the suite in the guest (its
 #                 core on each kernel, and one half of the rest on 6.1, the
 #                 other on the newest: bed/check-kernels), the DKMS
-#                 install life on each root (host-tests/dkms_life.sh) and
-#                 the bench report's checks (host-tests/bench_report.sh),
-#                 the host's work beside the guests; a summary line per
-#                 kernel, the times, one `N passed, N failed`; it fails
-#                 past CHECK_BUDGET_MIN
+#                 install life on the Debian 13 root (host-tests/
+#                 dkms_life.sh) and the bench report's checks
+#                 (host-tests/bench_report.sh), the host's work beside the
+#                 guests; a summary line per kernel, the times, one `N
+#                 passed, N failed`; it fails past CHECK_BUDGET_MIN
 #   make check KVER=K   the same on kernel K alone (no budget)
-#   make check-all      the same with the whole suite on every kernel (no
-#                 budget)
+#   make check-all      the same with the whole suite on every kernel and
+#                 the DKMS life on every root (no budget)
 #   make demo     deps, DKMS install, SDP between the bed's two hosts, on the
 #                 newest kernel (KVER=K for another)
 #   make deps     install what the rest needs: the host's packages and the

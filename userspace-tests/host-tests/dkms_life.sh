@@ -172,9 +172,16 @@ expect_newer_installed() {
 }
 
 reinstall_same_tree() {
+    local log=$root/var/lib/dkms/sdp/$version/$k1/$(uname -m)/log/make.log tree0 built0
+    # (the tree left in place, not copied anew; the kernel built anew)
+    tree0=$(stat -c %i "$root/usr/src/sdp-$version/dkms.conf") built0=$(stat -c %Y "$log")
+    sleep 1
     life_make install KVER="$k1" | tail -n 4
     expect_installed "$k1" "$version" sdp sunrpc nfs
     same_tree
+    [[ $(stat -c %i "$root/usr/src/sdp-$version/dkms.conf") == "$tree0" ]] ||
+        { echo "the tree was copied anew: not the same-tree install"; return 1; }
+    (($(stat -c %Y "$log") > built0)) || { echo "$k1 was not built anew"; return 1; }
     [[ -z $k2 ]] || expect_newer_installed
 }
 
