@@ -13,6 +13,9 @@
 #   make check KVER=K   the same on kernel K alone (no budget)
 #   make check-all      the same with the whole suite on every kernel and
 #                 the DKMS life on every root (no budget)
+#   make check-debug    the whole suite on the bed's debug kernel (KASAN,
+#                 kmemleak, lockdep ...: bed/debug-kernel builds it first
+#                 where it is missing)
 #   make demo     deps, DKMS install, SDP between the bed's two hosts, on the
 #                 newest kernel (KVER=K for another)
 #   make deps     install what the rest needs: the host's packages and the
@@ -129,6 +132,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
 	 userspace-tests/tests/jdk_sdp.sh \
 	 userspace-tests/tests/hostile_peer.sh \
+	 userspace-tests/tests/policy.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
 	 userspace-tests/tests/rpc_user.sh \
@@ -162,6 +166,7 @@ TESTS_CORE := userspace-tests/tests/rxe_link.sh \
 	 $(BUILD)/selftests/stream_poll \
 	 $(BUILD)/selftests/stream_close \
 	 $(BUILD)/selftests/fallback \
+	 userspace-tests/tests/policy.sh \
 	 userspace-tests/tests/idle_memory.sh \
 	 userspace-tests/tests/rpc_kernel.sh \
 	 userspace-tests/tests/sunrpc_modules.sh \
@@ -199,7 +204,7 @@ SUITE_TESTS = $(if $(filter full,$(SUITE)),$(TESTS),$(filter $(TESTS_CORE) \
 	$(if $(filter oldest,$(SUITE)),$(TESTS_OLDEST) $(TESTS_EDGES)) \
 	$(if $(filter newest,$(SUITE)),$(TESTS_NEWEST)),$(TESTS)))
 
-.PHONY: all deps modules lint install uninstall userspace check check-all check-kernel \
+.PHONY: all deps modules lint install uninstall userspace check check-all check-debug check-kernel \
 	check-build check-guest demo \
 	demo-kernel shell clean bench read-sock-test krpc-bw-test sunrpc-modules
 
@@ -229,6 +234,12 @@ check: deps
 
 check-all: deps
 	@SDP_CHECK_ALL=1 $(BED)/check-kernels $(if $(filter command line,$(origin KVER)),$(KVER))
+
+# The debug kernel (bed/debug-kernel: KASAN, kmemleak, lockdep, UBSAN ...;
+# built where it is missing or stale, about an hour), then the whole suite
+# on it.
+check-debug: deps
+	@k=$$($(BED)/debug-kernel) && SDP_CHECK_ALL=1 $(BED)/check-kernels "$$k"
 
 # One kernel: its build and its suite in the guest (SUITE: the whole suite,
 # or a part of it: core, oldest, newest); check-kernels runs the two

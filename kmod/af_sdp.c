@@ -311,27 +311,55 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	ssk->read_zcopy = lssk->read_zcopy;
 }
 
-/* Frees a child that its listener still held, never accepted. */
-void sdp_child_destroy(struct sock *sk)
+/*
+ * Takes @sk, a child that accept() never took, off its listener, which
+ * it returns for sdp_child_release(); NULL if another path took it off
+ * already (each child's @parent is cleared once, under its lock).  The
+ * child is closed and orphaned.  Socket lock held.
+ */
+struct sock *sdp_child_unhook(struct sock *sk)
 {
 	struct sock *lsk = sdp_sk(sk)->parent;
-	struct sdp_conn *conn;
 
-	lock_sock(sk);
-	conn = sdp_conn_take(sk);
+	if (!lsk)
+		return NULL;
+	sdp_sk(sk)->parent = NULL;
 	sk->sk_state = TCP_CLOSE;
 	sock_orphan(sk);
-	sdp_sk(sk)->parent = NULL;
-	release_sock(sk);
+	return lsk;
+}
 
+/*
+ * The end of a child that sdp_child_unhook() took off @lsk: its place in
+ * the listener's backlog and its reference on the listener go, and the
+ * child's own reference, which accept() would have handed to its socket.
+ * Nothing if @lsk is NULL.  No lock held; @sk may be freed.
+ */
+void sdp_child_release(struct sock *sk, struct sock *lsk)
+{
+	if (!lsk)
+		return;
 	lock_sock(lsk);
 	sk_acceptq_removed(lsk);
 	release_sock(lsk);
+	sock_put(lsk);
+	sock_put(sk);
+}
+
+/* Frees a child that its listener still held, never accepted. */
+void sdp_child_destroy(struct sock *sk)
+{
+	struct sdp_conn *conn;
+	struct sock *lsk;
+
+	lock_sock(sk);
+	conn = sdp_conn_take(sk);
+	lsk = sdp_child_unhook(sk);
+	release_sock(sk);
 
 	/* Never accepted: reset, as TCP resets its queued connections. */
 	sdp_conn_destroy(conn, true);
-	sock_put(lsk);
-	sock_put(sk);
+	sdp_child_release(sk, lsk);
 }
 
 static int sdp_release(struct socket *sock)
@@ -363,6 +391,13 @@ static int sdp_release(struct socket *sock)
 
 	/* (orphaned, the socket can no longer take up a TCP connection) */
 	sdp_fb_release(sk);
+	/*
+	 * An F_SETFL O_ASYNC that raced a fallback's handover, its
+	 * sock_fasync() waiting for our lock meanwhile, left its entry here,
+	 * where the file's close, now the TCP socket's, does not look.
+	 */
+	if (sock->wq.fasync_list && sock->file)
+		fasync_helper(-1, sock->file, 0, &sock->wq.fasync_list);
 	sdp_conn_destroy(conn, true);
 	list_for_each_entry_safe(child, tmp, &children, accept_node) {
 		list_del_init(&child->accept_node);
@@ -513,6 +548,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr_unsized *addr,
 		if (ret)
 			goto out;
 		ret = sdp_cm_connect(sk, uaddr);
+		sdp_fb_prepare(sk);
 		if (ret)
 			ret = sdp_fb_connect(sk, ret);
 		else

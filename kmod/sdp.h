@@ -416,6 +416,15 @@ enum sdp_fb_callback {
  *	listener beside an SDP one.  Set under the socket lock and @lock;
  *	released, with @lock, when the user closes the socket
  * @lock: guards @tcp for /proc/net/sdp, which has no socket lock
+ * @spare: the TCP socket an active open falls back to, made by connect()
+ *	in the caller's context (sdp_fb_prepare()), so that it is the
+ *	caller's as its own socket() would be: its credentials (the owner
+ *	that SO_REUSEPORT and nftables' skuid see), its cgroup (cgroup BPF,
+ *	nftables' socket cgroupv2), its LSM labels, its capabilities for the
+ *	bind; the CM's and the timer's workers have none of them.  Released
+ *	once the SDP connection is up, or with the socket.  Socket lock.
+ * @spare_err: why connect() could make no @spare: the error a fallback
+ *	then fails with
  * @connect_err: the TCP connect failed at once with this error, which
  *	connect() reports once
  * @timer: ends an SDP connect() that the RDMA CM leaves unanswered; holds
@@ -432,6 +441,8 @@ struct sdp_fallback {
 	u8			path;
 	struct socket		*tcp;
 	spinlock_t		lock;		/* guards @tcp, for /proc */
+	struct socket		*spare;
+	int			spare_err;
 	int			connect_err;
 	struct delayed_work	timer;
 	/* indexed by enum sdp_fb_callback */
@@ -457,11 +468,15 @@ struct sdp_fallback {
  *	accept() or their end, those still in SYN_RECV included, so that a
  *	request finding it above sk_max_ack_backlog is refused
  *	(sdp_cm_request()); whoever takes a child off its listener subtracts
- *	it: sdp_accept(), sdp_child_abort(), sdp_child_destroy().  The count
+ *	it: sdp_accept(), or sdp_child_release() after sdp_child_unhook()
+ *	(a child aborted before or after its RTU, or its listener's close,
+ *	or its connection's teardown while in SYN_RECV).  The count
  *	carries over a shutdown and a new listen(): children of the old
  *	listen may still be under way.
  * @accept_node: child: entry in the listener's accept_queue
  * @parent: child: the listener, referenced, until accept() takes the child
+ *	or sdp_child_unhook() takes it off; cleared once, under the child's
+ *	socket lock
  * @fb: the TCP fallback, once SDP_FALLBACK was set; NULL before
  * @peer_rcv_size: the largest message the peer takes, BSDH included: the
  *	receive size it announced, at most ours (sdp_rx_msg_max()): a send
@@ -748,6 +763,8 @@ extern struct workqueue_struct *sdp_wq;
 struct sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_conn_new(struct sock *sk);
 void sdp_inherit(struct sock *sk, const struct sock *lsk);
+struct sock *sdp_child_unhook(struct sock *sk);
+void sdp_child_release(struct sock *sk, struct sock *lsk);
 void sdp_child_destroy(struct sock *sk);
 void sdp_wake_sleepers(struct sock *sk);
 void sdp_set_error(struct sock *sk, int err);
@@ -855,6 +872,7 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 		     struct msghdr *msg, long *timeo, bool *stop);
 void sdp_src_rd_compl(struct sock *sk, struct sdp_conn *conn, u32 len);
 void sdp_src_send_sm(struct sock *sk, struct sdp_conn *conn);
+void sdp_src_revoke(struct sdp_conn *conn);
 void sdp_src_free(struct sdp_conn *conn);
 
 /* sdp_rdma_read.c */
@@ -947,6 +965,8 @@ int sdp_fb_alloc(struct sock *sk);
 void sdp_fb_release(struct sock *sk);
 void sdp_fb_free(struct sock *sk);
 void sdp_fb_connect_begins(struct sock *sk);
+void sdp_fb_prepare(struct sock *sk);
+void sdp_fb_drop_spare(struct sock *sk);
 int sdp_fb_connect(struct sock *sk, int err);
 int sdp_fb_connected(struct sock *sk, struct sockaddr *uaddr, int len,
 		     int flags);

@@ -13,6 +13,7 @@
  */
 #include <linux/in.h>
 #include <linux/slab.h>
+#include <net/l3mdev.h>
 #include <net/sock.h>
 
 #include "sdp.h"
@@ -195,26 +196,27 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 	return 1;
 }
 
-/* A passive child that never got established, or whose listener is gone. */
+/*
+ * A passive child that never got established, or whose listener is gone:
+ * off its listener (sdp_child_unhook()), and its connection freed.  When
+ * the connection's teardown has begun (the peer broke the protocol before
+ * its RTU), the teardown owns the connection and its CM id, and destroys
+ * both: the CM must not (returns 0).
+ */
 static int sdp_child_abort(struct sock *sk)
 {
-	struct sock *lsk = sdp_sk(sk)->parent;
 	struct sdp_conn *conn;
+	struct sock *lsk;
 
 	lock_sock(sk);
 	conn = sdp_conn_take(sk);
-	sk->sk_state = TCP_CLOSE;
-	sock_orphan(sk);
+	lsk = sdp_child_unhook(sk);
 	release_sock(sk);
 
-	lock_sock(lsk);
-	sk_acceptq_removed(lsk);
-	release_sock(lsk);
-	sdp_sk(sk)->parent = NULL;
-	sock_put(lsk);
-
+	sdp_child_release(sk, lsk);
+	if (!conn)
+		return 0;
 	sdp_conn_destroy(conn, false);
-	sock_put(sk);
 	return 1;
 }
 
@@ -282,6 +284,7 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 			       ntohl(ack->hah.act_rcv_sz),
 			       ack->hah.ipv_cap & SDP_CAP_MASK);
 		conn->established = true;
+		sdp_fb_drop_spare(sk);
 		sdp_set_local(sk, (struct sockaddr *)&id->route.addr.src_addr);
 		sk->sk_state = TCP_ESTABLISHED;
 		if (sk->sk_socket)
@@ -324,6 +327,21 @@ static int sdp_child_established(struct sock *sk)
 }
 
 /*
+ * Whether a listener bound to a device (SO_BINDTODEVICE) takes the
+ * request @id: it came in on that device, or on one of the VRF that the
+ * device is, as TCP's listener lookup has it.
+ */
+static bool sdp_request_on_device(const struct sock *lsk,
+				  const struct rdma_cm_id *id)
+{
+	int bound = READ_ONCE(lsk->sk_bound_dev_if);
+	int dev = id->route.addr.dev_addr.bound_dev_if;
+
+	return !bound || bound == dev ||
+	       bound == l3mdev_master_ifindex_by_index(sock_net(lsk), dev);
+}
+
+/*
  * A connection request that the listeners' group (sdp_port.c) gave the
  * listener @lsk, for the new CM id @id: make a child socket for it, post
  * its first receive buffers and answer with HelloAck.  From here on the id's
@@ -349,6 +367,10 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 		return -EPROTO;
 	}
 
+	if (!sdp_request_on_device(lsk, id)) {
+		sdp_stat_inc(sock_net(lsk), SDP_MIB_LISTEN_DROPS);
+		return -ECONNREFUSED;
+	}
 	lock_sock(lsk);
 	if (lsk->sk_state != TCP_LISTEN || sk_acceptq_is_full(lsk)) {
 		sdp_stat_inc(sock_net(lsk), SDP_MIB_LISTEN_DROPS);
@@ -438,6 +460,9 @@ int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (sdp_sk(sk)->parent)
 			return sdp_child_established(sk);
+		/* (a child its teardown took off the listener has no HelloAck) */
+		if (READ_ONCE(sk->sk_state) != TCP_SYN_SENT)
+			return 0;
 		return sdp_cm_established(sk, id, ev);
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

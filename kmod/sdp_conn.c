@@ -454,8 +454,12 @@ static void sdp_teardown_work(struct work_struct *work)
 	/*
 	 * All that arrived is in: unless both DisConns went through, this is
 	 * a reset, which the socket's users learn now, not after the DREP.
+	 * No peer reads a SrcAvail's pages any more: their registration goes
+	 * now, not after the DREP wait, which the peer draws out, and their
+	 * sender returns (sdp_src_wait()).
 	 */
 	lock_sock(sk);
+	sdp_src_revoke(conn);
 	if (!(ssk->disconn_sent && ssk->disconn_rcvd))
 		sdp_set_reset(sk);
 	/* Only an established CM id sends a DREQ; others have nothing to wait for. */
@@ -477,6 +481,7 @@ static void sdp_teardown_finish(struct work_struct *work)
 					     struct sdp_conn, finish);
 	struct sock *sk = conn->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sock *lsk = NULL;
 
 	lock_sock(sk);
 	/*
@@ -486,6 +491,12 @@ static void sdp_teardown_finish(struct work_struct *work)
 	conn->finish_queued = false;
 	cancel_delayed_work(&conn->finish);
 	ssk->conn = NULL;
+	/*
+	 * A passive child that never got its RTU: no CM event will come for
+	 * the id destroyed here, so the child leaves its listener now.
+	 */
+	if (sk->sk_state == TCP_SYN_RECV)
+		lsk = sdp_child_unhook(sk);
 	if (ssk->disconn_sent && ssk->disconn_rcvd) {
 		sdp_stat_inc(sock_net(sk), SDP_MIB_ORDERLY_CLOSES);
 	} else {
@@ -497,4 +508,5 @@ static void sdp_teardown_finish(struct work_struct *work)
 	release_sock(sk);
 
 	__sdp_conn_destroy(conn, true);
+	sdp_child_release(sk, lsk);
 }

@@ -250,6 +250,8 @@ static void sdp_fb_copy_options(struct sock *tsk, struct sock *sk)
 	tsk->sk_lingertime = sk->sk_lingertime;
 	tsk->sk_priority = sk->sk_priority;
 	tsk->sk_mark = sk->sk_mark;
+	/* (SO_BINDTODEVICE: a socket meant for one device or VRF) */
+	WRITE_ONCE(tsk->sk_bound_dev_if, READ_ONCE(sk->sk_bound_dev_if));
 	tsk->sk_reuse = sk->sk_reuse;
 	tsk->sk_reuseport = sk->sk_reuseport;
 	tsk->sk_ipv6only = sk->sk_ipv6only;
@@ -275,8 +277,9 @@ static void sdp_fb_copy_options(struct sock *tsk, struct sock *sk)
 /*
  * A TCP socket for @sk, of the family of @sk's addresses, with its options
  * and, if @sk is bound, its address.  It is the user's socket, made as
- * the user's own would be (a socket of the namespace, referencing it).
- * Socket lock held.
+ * the user's own would be (a socket of the namespace, referencing it),
+ * in the user's context: connect() and listen() call it.  Socket lock
+ * held.
  */
 static int sdp_fb_create(struct sock *sk, struct socket **tcp)
 {
@@ -350,10 +353,12 @@ int sdp_fb_connect(struct sock *sk, int err)
 	if (!fb || !fb->enabled || fb->tcp || reason < 0 || !sk->sk_socket ||
 	    !sk->sk_socket->file)
 		return err;
-	ret = sdp_fb_create(sk, &tcp);
-	if (ret) {
+	/* (a worker may be here: the socket connect() made, not one of its own) */
+	tcp = fb->spare;
+	fb->spare = NULL;
+	if (!tcp) {
 		sdp_stat_inc(net, SDP_MIB_FALLBACK_FAILS);
-		return ret;
+		return fb->spare_err ? : err;
 	}
 	sdp_stat_inc(net, reason);
 	/*
@@ -417,6 +422,31 @@ static void sdp_fb_timeout(struct work_struct *work)
 	release_sock(sk);
 	sdp_conn_destroy(conn, true);
 	sock_put(sk);
+}
+
+/*
+ * connect() on @sk, with fallback on: the TCP socket it may fall back to,
+ * made now, in the caller's context (see sdp_fallback.spare).  Socket
+ * lock held; after the connect's address family is known.
+ */
+void sdp_fb_prepare(struct sock *sk)
+{
+	struct sdp_fallback *fb = sdp_sk(sk)->fb;
+
+	if (!fb || !fb->enabled || fb->tcp || fb->spare)
+		return;
+	fb->spare_err = sdp_fb_create(sk, &fb->spare);
+}
+
+/* The SDP connection is up: no fallback any more.  Socket lock held. */
+void sdp_fb_drop_spare(struct sock *sk)
+{
+	struct sdp_fallback *fb = sdp_sk(sk)->fb;
+
+	if (!fb || !fb->spare)
+		return;
+	sock_release(fb->spare);
+	fb->spare = NULL;
 }
 
 /*
@@ -555,6 +585,9 @@ void sdp_fb_release(struct sock *sk)
 		return;
 	if (cancel_delayed_work_sync(&fb->timer))
 		sock_put(sk);
+	lock_sock(sk);
+	sdp_fb_drop_spare(sk);
+	release_sock(sk);
 	spin_lock(&fb->lock);
 	tcp = fb->tcp;
 	fb->tcp = NULL;

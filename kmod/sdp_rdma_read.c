@@ -26,6 +26,13 @@
 /* A reader waiting for its read looks again this often. */
 #define SDP_RD_RECHECK	(HZ / 4)
 
+/*
+ * How long a direct read may take without TCP_USER_TIMEOUT: the
+ * transport's retries end a silent peer's read much sooner; a peer that
+ * answers it a packet at a time is not let to hold the reader longer.
+ */
+#define SDP_RD_DEADLINE	(60 * HZ)
+
 static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 			  struct sdp_wc *wc, gfp_t gfp);
 
@@ -425,10 +432,12 @@ fail:
  * @msg: the caller's message
  * @max: the most bytes to take
  *
- * Waits for the read, which the transport's retries bound, whatever
- * signals come: the device writes into the caller's pages until it
- * completes, or until the connection's drain.  Returns the bytes read, or
- * a negative error (the connection failed).
+ * Waits for the read: the device writes into the caller's pages until it
+ * completes, or until the connection's drain, so the caller returns only
+ * then.  A fatal signal, or a read that outlasts TCP_USER_TIMEOUT (else
+ * SDP_RD_DEADLINE), aborts the connection, whose drain ends the read
+ * soon.  Returns the bytes read, or a negative error (the connection
+ * failed).
  */
 int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
 {
@@ -436,9 +445,14 @@ int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_conn *conn = ssk->conn;
 	struct sdp_rd *rd = conn->rd;
+	unsigned long deadline;
+	bool aborted = false;
 	ssize_t got;
 	int ret;
 
+	deadline = jiffies + (ssk->user_timeout ?
+			      msecs_to_jiffies(ssk->user_timeout) :
+			      SDP_RD_DEADLINE);
 	got = sdp_rd_map_user(conn, rd, &msg->msg_iter,
 			      min_t(size_t, max, rd->len - rd->done));
 	if (got <= 0)
@@ -454,9 +468,20 @@ int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (READ_ONCE(ssk->rx_rd_busy)) {
+		if (!aborted && fatal_signal_pending(current)) {
+			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_LOCAL,
+				  "reader killed during an RDMA Read");
+			aborted = true;
+		} else if (!aborted && time_after(jiffies, deadline)) {
+			sdp_abort(sk, -ETIMEDOUT, SDP_MIB_ABORT_ERROR,
+				  "an RDMA Read outlasted its time limit");
+			aborted = true;
+		}
 		release_sock(sk);
 		if (READ_ONCE(ssk->rx_rd_busy))
-			sdp_wait_woken(sk, &wait, TASK_IDLE, SDP_RD_RECHECK);
+			sdp_wait_woken(sk, &wait, aborted ?
+				       TASK_UNINTERRUPTIBLE : TASK_KILLABLE,
+				       SDP_RD_RECHECK);
 		lock_sock(sk);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);

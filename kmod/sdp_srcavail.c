@@ -102,12 +102,13 @@ static void sdp_src_finish(struct sock *sk, struct sdp_conn *conn)
 		.wr_cqe			= &src->inv_wc.cqe,
 		.opcode			= IB_WR_LOCAL_INV,
 		.send_flags		= IB_SEND_SIGNALED,
-		.ex.invalidate_rkey	= src->mr->rkey,
 	};
 	int ret;
 
+	/* (dying: sdp_src_revoke() takes the registration, if not already) */
 	if (src->finishing || conn->dying)
 		return;
+	wr.ex.invalidate_rkey = src->mr->rkey;
 	local_bh_disable();
 	ret = ib_post_send(conn->id->qp, &wr, NULL);
 	local_bh_enable();
@@ -124,6 +125,8 @@ void sdp_src_rd_compl(struct sock *sk, struct sdp_conn *conn, u32 len)
 {
 	struct sdp_src *src = conn->src;
 
+	if (conn->dying)
+		return;		/* (its registration is revoked) */
 	if (!src || !src->active || src->finishing || !len ||
 	    len > src->len - src->acked) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
@@ -307,27 +310,24 @@ static int sdp_src_register(struct sdp_conn *conn, struct sdp_src *src)
 }
 
 /*
- * Whether the sender still waits for its SrcAvail.  Without the socket
- * lock (@locked false) only the socket's own fields are looked at: the
- * connection may be freed meanwhile.
+ * Whether the connection is still the socket's and may go on with the
+ * SrcAvail: not failed, not torn down.  Socket lock held.
  */
-static bool sdp_src_busy(const struct sock *sk, const struct sdp_conn *conn,
-			 bool locked)
+static bool sdp_src_live(const struct sock *sk, const struct sdp_conn *conn)
 {
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	if (READ_ONCE(sk->sk_err) || !READ_ONCE(ssk->tx_src_active))
-		return false;
-	return !locked || (ssk->conn == conn && !conn->dying);
+	return !sk->sk_err && sdp_sk(sk)->conn == conn && !conn->dying;
 }
 
 /*
- * Waits until the SrcAvail is done with; on a signal or when the send's
- * time runs out (@timeo), asks the sink to stop, and waits for its
- * answer, which SDP_SRC_CANCEL_WAIT bounds.  A fatal signal ends the wait
- * at once: the pages stay with the connection until the answer, or its
- * end.  Returns the bytes the sink read, as last seen while the
- * connection was the socket's: once it is not, it may be freed; and in
+ * Waits until the SrcAvail is done with: until no peer can read its pages
+ * any more (tx_src_active clears when the invalidation completes, or when
+ * the teardown of a failed connection deregisters them: sdp_src_free()),
+ * so that the program may reuse them once the send returns.  On a signal
+ * or when the send's time runs out (@timeo), asks the sink to stop, and
+ * waits for its answer, which SDP_SRC_CANCEL_WAIT bounds (then the
+ * connection aborts).  A fatal signal cancels too, and waits for the
+ * answer or the abort without being woken by signals.  Returns the bytes
+ * the sink read, as last seen while the connection was live, and in
  * *@gave_up whether the send must stop short of them: it was cancelled,
  * or the connection failed, rather than refused by the sink.  Socket
  * lock held; dropped while waiting.
@@ -336,46 +336,56 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 			bool *gave_up)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_src *src = conn->src;
+	bool live = true, cancelled = false;
 	u32 acked = 0;
 
 	add_wait_queue(sk_sleep(sk), &wait);
-	while (sdp_src_busy(sk, conn, true) && !fatal_signal_pending(current)) {
-		long t = SDP_SRC_RECHECK;
+	while (ssk->tx_src_active) {
+		unsigned int state = TASK_INTERRUPTIBLE;
+		long t = SDP_SRC_RECHECK, left;
 
-		acked = src->acked;
-
-		if (!src->cancelled && !src->finishing &&
-		    (!*timeo || signal_pending(current))) {
-			src->cancelled = true;
-			src->cancel_due = true;
-			src->cancel_by = jiffies + SDP_SRC_CANCEL_WAIT;
-			sdp_stat_inc(sock_net(sk), SDP_MIB_SRC_AVAIL_CANCELS);
-			sdp_tx_control(sk);
-			continue;
+		/* (once it is not live, the connection may be freed) */
+		live = live && sdp_src_live(sk, conn);
+		if (live) {
+			acked = src->acked;
+			cancelled = src->cancelled;
+			if (!src->cancelled && !src->finishing &&
+			    (!*timeo || signal_pending(current))) {
+				src->cancelled = true;
+				src->cancel_due = true;
+				src->cancel_by = jiffies + SDP_SRC_CANCEL_WAIT;
+				sdp_stat_inc(sock_net(sk),
+					     SDP_MIB_SRC_AVAIL_CANCELS);
+				sdp_tx_control(sk);
+				continue;
+			}
+			if (src->cancelled && !src->finishing &&
+			    time_after(jiffies, src->cancel_by)) {
+				sdp_abort(sk, -ECONNRESET,
+					  SDP_MIB_ABORT_PROTOCOL,
+					  "SrcAvailCancel unanswered");
+				continue;
+			}
+			if (!src->cancelled)
+				t = min(*timeo, t);
 		}
-		if (src->cancelled && !src->finishing &&
-		    time_after(jiffies, src->cancel_by)) {
-			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
-				  "SrcAvailCancel unanswered");
-			break;
-		}
-		if (!src->cancelled)
-			t = min(*timeo, t);
+		/*
+		 * Cancelled or failed, the end is bounded (the sink's answer,
+		 * the abort, the teardown): no signal cuts that wait short.
+		 */
+		if (!live || cancelled)
+			state = signal_pending(current) ? TASK_UNINTERRUPTIBLE :
+							  TASK_KILLABLE;
 		release_sock(sk);
-		if (sdp_src_busy(sk, conn, false)) {
-			long left = sdp_wait_woken(sk, &wait,
-						   signal_pending(current) ?
-						   TASK_KILLABLE :
-						   TASK_INTERRUPTIBLE, t);
-
-			if (!src->cancelled && *timeo != MAX_SCHEDULE_TIMEOUT)
-				*timeo -= min(*timeo, t - left);
-		}
+		left = sdp_wait_woken(sk, &wait, state, t);
+		if (live && !cancelled && *timeo != MAX_SCHEDULE_TIMEOUT)
+			*timeo -= min(*timeo, t - left);
 		lock_sock(sk);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
-	if (sdp_sk(sk)->conn == conn) {
+	if (live && sdp_src_live(sk, conn)) {
 		acked = src->acked;
 		*gave_up = src->cancelled || !src->refused;
 	} else {
@@ -411,14 +421,20 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 	int ret;
 	u32 acked;
 
-	src = sdp_src_get(sk, conn);
-	if (IS_ERR(src))
-		return PTR_ERR(src);
+	/*
+	 * The source state after the wait, which drops the socket lock: the
+	 * watchdog's sdp_tx_trim() frees it meanwhile when it is idle.
+	 */
 	ret = sdp_src_wait_idle(sk, conn);
+	if (!ret && !sdp_src_live(sk, conn))
+		ret = -EPIPE;	/* (its registration may be revoked) */
 	if (ret) {
 		*stop = true;
 		return ret == -EPIPE ? -ECONNRESET : ret;
 	}
+	src = sdp_src_get(sk, conn);
+	if (IS_ERR(src))
+		return PTR_ERR(src);
 	got = sdp_src_map(conn, src, &msg->msg_iter);
 	if (got <= 0)
 		return got;
@@ -456,9 +472,31 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 }
 
 /*
+ * The connection's QP is drained, and no peer may read the pages of its
+ * SrcAvail any more: the MR goes first, then the pages, and their sender
+ * returns (sdp_src_wait()).  The state itself stays until sdp_src_free():
+ * a completion of it may still wait on the backlog.  Socket lock held,
+ * or the connection no longer the socket's.
+ */
+void sdp_src_revoke(struct sdp_conn *conn)
+{
+	struct sdp_src *src = conn->src;
+
+	if (!src || !src->mr)
+		return;
+	ib_dereg_mr(src->mr);
+	src->mr = NULL;
+	sdp_src_release(conn, src);
+	if (src->active) {
+		src->active = false;
+		WRITE_ONCE(sdp_sk(conn->sk)->tx_src_active, false);
+		sdp_wake_sleepers(conn->sk);
+	}
+}
+
+/*
  * Frees the source state.  From sdp_tx_trim() when no SrcAvail is out; or
- * with the connection, its QP drained: the MR goes first, so that no peer
- * reads the pages any more, then the pages.
+ * with the connection, its QP drained and its backlog dropped.
  */
 void sdp_src_free(struct sdp_conn *conn)
 {
@@ -466,12 +504,7 @@ void sdp_src_free(struct sdp_conn *conn)
 
 	if (!src)
 		return;
-	ib_dereg_mr(src->mr);
-	sdp_src_release(conn, src);
-	if (src->active) {
-		WRITE_ONCE(sdp_sk(conn->sk)->tx_src_active, false);
-		sdp_wake_sleepers(conn->sk);
-	}
+	sdp_src_revoke(conn);
 	conn->src = NULL;
 	sdp_conn_mem_add(conn, -(long)sizeof(*src));
 	kvfree(src);

@@ -5,7 +5,8 @@
 # with nothing to accept; malformed message streams (bad lengths, an
 # oversize message, an unknown message id, payload on the last credit,
 # data after DisConn, a sequence gap, read zero-copy's messages where the
-# peer may not send them, a SrcAvail whose RDMA Read fails) make the
+# peer may not send them, a SrcAvail whose RDMA Read fails, a malformed
+# message before the RTU) make the
 # accepted socket see
 # ECONNRESET and the peer a CM disconnect.  For each: exactly one new
 # (rate-limited) kernel log line naming the peer and why, the matching
@@ -92,6 +93,7 @@ MALFORMED=(
     "srcavail-not-offered 19511 AbortOnProtocolError read.zero-copy.message,.not.offered"
     "srcavail-bad-rkey 19512 AbortOnTransportError -"
     "rdcompl-unsolicited 19513 AbortOnProtocolError RdmaRdCompl.for.bytes.never.offered"
+    "no-rtu 19514 AbortOnProtocolError unsupported.message.id"
 )
 
 # the malformed cases again (ports +20) while sdp_pair moves HEALTHY_BYTES
@@ -131,14 +133,27 @@ healthy_connection_carries_on() {
     ((!bad)) && sdp_wait_resources "$rdma0"
 }
 
+# A SrcAvail whose connection breaks while the sink has read none of it:
+# send() returns an error, and the sink's RDMA Read of the advertised
+# memory, through another connection, fails (sdp_hostile says how).
+srcavail_after_abort() {
+    local out rdma0
+    sleep 1    # (the rate limit of the log lines)
+    rdma0=$(sdp_resources)
+    out=$(timeout -k 5 150 "$HOSTILE" -c srcavail-after-abort -p 19515) || { echo "$out"; return 1; }
+    echo "$out"
+    sdp_wait_resources "$rdma0"
+}
+
 [[ -x $HOSTILE && -x $SDP_PAIR ]] || { echo "no $HOSTILE or $SDP_PAIR: make userspace" >&2; exit 1; }
 sleep 5    # a fresh rate-limit interval: earlier tests' log lines do not count
-ktap_plan $((${#MALFORMED[@]} + 2))
+ktap_plan $((${#MALFORMED[@]} + 3))
 ktap_run good good 19500
 for m in "${MALFORMED[@]}"; do
     read -r case port counter reason <<<"$m"
     [[ $reason == - ]] && reason=
     ktap_run "${case//-/_}" hostile "$case" "$port" "$counter" "$reason"
 done
+ktap_run srcavail_after_abort srcavail_after_abort
 ktap_run healthy_connection_carries_on healthy_connection_carries_on
 ktap_finish

@@ -34,6 +34,25 @@
  *          then ECONNRESET (data-after-disconn: EOF, as the DisConn came
  *          first, then the socket reports the error: POLLERR and
  *          SO_ERROR ECONNRESET); the RDMA CM id is disconnected
+ *   no-rtu              (listener backlog 0: one request at a time) a
+ *                       valid Hello, then, with its own QP moved to RTS
+ *                       by itself and the RTU never sent, a message of
+ *                       an unknown id before the SDP side's child is
+ *                       established
+ *       -> the child is aborted: its CM id destroyed (our id sees
+ *          REJECTED), nothing to accept, and its place in the listener's
+ *          backlog free again: a valid connection right after is
+ *          established and accepted
+ *   srcavail-after-abort  (read zero-copy offered) the SDP side's send of
+ *                       1 MiB from a program's buffer goes by SrcAvail;
+ *                       we open a second connection, then break the
+ *                       first (a message of an unknown id) and never
+ *                       answer its DREQ; once send() has returned, the
+ *                       program writes its buffer anew, and we RDMA-Read
+ *                       the advertised memory through the second
+ *                       connection
+ *       -> send() returns an error; the read fails: no peer reads a
+ *          buffer its program has got back
  *   good                three valid Data messages ("abc", "def", "ghi"),
  *                       then DisConn
  *       -> the accepted socket reads exactly "abcdefghi", then EOF, no
@@ -47,6 +66,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -116,7 +136,7 @@ _Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
 #define WAIT_MS		20000		/* the bound of every wait */
 #define RESOLVE_MS	5000
 
-enum kind { HELLO_BAD, ABORT, GOOD };
+enum kind { HELLO_BAD, ABORT, NO_RTU, SRC_AFTER_ABORT, GOOD };
 
 static const struct {
 	const char *name;
@@ -135,6 +155,8 @@ static const struct {
 	{ "srcavail-not-offered", ABORT },
 	{ "srcavail-bad-rkey", ABORT },
 	{ "rdcompl-unsolicited", ABORT },
+	{ "no-rtu", NO_RTU },
+	{ "srcavail-after-abort", SRC_AFTER_ABORT },
 	{ "good", GOOD },
 };
 
@@ -188,10 +210,13 @@ struct peer {
 	struct ibv_mr *mr;
 	char *mem;		/* RX_N receive buffers, then TX_N send slots */
 	int qp;			/* rdma_create_qp() succeeded */
+	struct ibv_qp *own_qp;	/* no_rtu: a QP of ours, not the CM id's */
+	struct ibv_qp *ibqp;	/* the QP in use: the id's or own_qp */
+	int no_rtu;		/* connect with own_qp, never send the RTU */
 
 	/* CM events */
 	int addr_resolved, route_resolved;
-	int established, rejected, disconnected, other_event;
+	int established, responded, rejected, disconnected, other_event;
 	int reject_status;
 	enum rdma_cm_event_type last_event;
 	int events;		/* CM events taken */
@@ -203,6 +228,9 @@ struct peer {
 	unsigned int tx_posted, tx_done, tx_errors, rx_done, rx_errors;
 	enum ibv_wc_status tx_status, rx_status;
 	struct bsdh rx_last;	/* the last message from the SDP side */
+	uint32_t src_len, src_rkey;	/* its last SrcAvail */
+	uint64_t src_vaddr;
+	int rx_srcavail;	/* a SrcAvail came */
 	int rx_disconn;		/* a DisConn came from the SDP side */
 };
 
@@ -239,7 +267,11 @@ static int cm_event(struct peer *p, int ms)
 	p->events++;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
-		p->established = 1;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:	/* (no_rtu: the REP) */
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+			p->established = 1;
+		else
+			p->responded = 1;
 		n = ev->param.conn.private_data_len;
 		if (n > sizeof(p->ack))
 			n = sizeof(p->ack);
@@ -298,6 +330,16 @@ static void poll_cq(struct peer *p)
 			p->rx_mseq = ntohl(p->rx_last.mseq);
 			if (p->rx_last.mid == MID_DISCONN)
 				p->rx_disconn = 1;
+			if (p->rx_last.mid == MID_SRC_AVAIL) {
+				const uint32_t *ext = (const uint32_t *)
+					(rx_buf(p, wc[i].wr_id) + sizeof(struct bsdh));
+
+				p->src_len = ntohl(ext[0]);
+				p->src_rkey = ntohl(ext[1]);
+				p->src_vaddr = (uint64_t)ntohl(ext[2]) << 32 |
+					       ntohl(ext[3]);
+				p->rx_srcavail = 1;
+			}
 			/* Nothing we send needs the buffer back. */
 		}
 	}
@@ -329,7 +371,7 @@ static int post_recv(struct peer *p, int i)
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	return ibv_post_recv(p->id->qp, &wr, &bad);
+	return ibv_post_recv(p->ibqp, &wr, &bad);
 }
 
 /*
@@ -367,9 +409,38 @@ static int send_msg(struct peer *p, uint8_t mid, uint32_t len, uint32_t size,
 	b->mseq_ack = htonl(p->rx_mseq);
 	if (payload && payload_len)
 		memcpy(buf + sizeof(*b), payload, payload_len);
-	if (ibv_post_send(p->id->qp, &wr, &bad))
+	if (ibv_post_send(p->ibqp, &wr, &bad))
 		return fail("ibv_post_send: %s", strerror(errno));
 	p->tx_mseq += 1 + mseq_skip;
+	p->tx_posted++;
+	return 0;
+}
+
+/* An RDMA Read of @len bytes at @rkey/@vaddr into our next send slot. */
+static int post_read(struct peer *p, uint32_t rkey, uint64_t vaddr,
+		     uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)tx_buf(p, p->tx_posted),
+		.length = len,
+		.lkey = p->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = RX_N + p->tx_posted,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = vaddr, .rkey = rkey },
+	};
+	struct ibv_send_wr *bad;
+
+	poll_cq(p);
+	if (len > TX_SIZE || p->tx_posted - p->tx_done >= TX_N)
+		return fail("post_read: no room");
+	memset(tx_buf(p, p->tx_posted), 0, len);
+	if (ibv_post_send(p->ibqp, &wr, &bad))
+		return fail("ibv_post_send (RDMA Read): %s", strerror(errno));
 	p->tx_posted++;
 	return 0;
 }
@@ -385,6 +456,8 @@ static void peer_destroy(struct peer *p)
 {
 	if (p->id && p->qp)
 		rdma_destroy_qp(p->id);
+	if (p->own_qp)
+		ibv_destroy_qp(p->own_qp);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
 	if (p->cq)
@@ -397,6 +470,19 @@ static void peer_destroy(struct peer *p)
 		rdma_destroy_event_channel(p->ch);
 	free(p->mem);
 	memset(p, 0, sizeof(*p));
+}
+
+/* Moves own_qp to @state with the attributes the CM id gives for it. */
+static int own_qp_to(struct peer *p, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+	int mask;
+
+	if (rdma_init_qp_attr(p->id, &attr, &mask))
+		return fail("rdma_init_qp_attr(%d): %s", state, strerror(errno));
+	if (ibv_modify_qp(p->own_qp, &attr, mask))
+		return fail("ibv_modify_qp(%d): %s", state, strerror(errno));
+	return 0;
 }
 
 /*
@@ -479,9 +565,21 @@ static int peer_connect(struct peer *p, int port, const void *priv,
 		return fail("ibv_reg_mr: %s", strerror(errno));
 	attr.send_cq = p->cq;
 	attr.recv_cq = p->cq;
-	if (rdma_create_qp(p->id, p->pd, &attr))
-		return fail("rdma_create_qp: %s", strerror(errno));
-	p->qp = 1;
+	if (p->no_rtu) {
+		/* a QP the CM does not drive: we move it, and send no RTU */
+		p->own_qp = ibv_create_qp(p->pd, &attr);
+		if (!p->own_qp)
+			return fail("ibv_create_qp: %s", strerror(errno));
+		p->ibqp = p->own_qp;
+		if (own_qp_to(p, IBV_QPS_INIT))
+			return -1;
+		param.qp_num = p->own_qp->qp_num;
+	} else {
+		if (rdma_create_qp(p->id, p->pd, &attr))
+			return fail("rdma_create_qp: %s", strerror(errno));
+		p->qp = 1;
+		p->ibqp = p->id->qp;
+	}
 	for (i = 0; i < RX_N; i++)
 		if (post_recv(p, i))
 			return fail("ibv_post_recv: %s", strerror(errno));
@@ -489,7 +587,7 @@ static int peer_connect(struct peer *p, int port, const void *priv,
 	if (rdma_connect(p->id, &param))
 		return fail("rdma_connect: %s", strerror(errno));
 	deadline = now_ms() + WAIT_MS;
-	while (!p->established && !p->rejected) {
+	while (!p->established && !p->responded && !p->rejected) {
 		if (!left_ms(deadline) || p->other_event)
 			return fail("no answer to the connection request (event %s)",
 				    last_event(p));
@@ -499,8 +597,11 @@ static int peer_connect(struct peer *p, int port, const void *priv,
 	return 0;
 }
 
-/* The SDP listener on host B; @rcvbuf (if not 0) before listen(). */
-static int sdp_listen(int port, int rcvbuf)
+/*
+ * The SDP listener on host B; @rcvbuf (if not 0) before listen(), and
+ * @backlog.
+ */
+static int sdp_listen(int port, int rcvbuf, int backlog)
 {
 	struct sockaddr_storage b;
 	socklen_t blen = sdp_host_addr(&b, AF_INET, 'B', port);
@@ -512,7 +613,7 @@ static int sdp_listen(int port, int rcvbuf)
 	}
 	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
 				  sizeof(rcvbuf))) ||
-	    bind(fd, (struct sockaddr *)&b, blen) || listen(fd, 16)) {
+	    bind(fd, (struct sockaddr *)&b, blen) || listen(fd, backlog)) {
 		fail("SDP listener on %s:%d: %s", SDP_B4, port, strerror(errno));
 		close(fd);
 		return -1;
@@ -583,6 +684,7 @@ static void fill_hello(struct hello *h)
 	h->hh.majv_minv = MAJV_MINV;
 	h->hh.ipv_cap = 4 << 4;
 	if (!strncmp(case_name, "srcavail-bad", 12) ||
+	    !strncmp(case_name, "srcavail-after", 14) ||
 	    !strncmp(case_name, "rdcompl", 7))
 		h->hh.ipv_cap |= CAP_READ_ZCOPY;
 	h->hh.max_adverts = 1;
@@ -837,6 +939,154 @@ static int run_good(struct peer *p, int lfd, int *afd)
 	return 0;
 }
 
+/*
+ * A malformed first message on a connection whose RTU never came: the
+ * child goes, and with it its place in the listener's backlog (0: one
+ * child at a time), which a valid connection then takes.
+ */
+static int run_no_rtu(struct peer *p, int lfd, int *afd)
+{
+	char first[sizeof(peer_name)];
+	struct hello h;
+	int fd;
+
+	p->no_rtu = 1;
+	fill_hello(&h);
+	if (peer_connect(p, port, &h, sizeof(h)))
+		return -1;
+	if (!p->responded)
+		return fail("no REP for a valid Hello (reject status %d)",
+			    p->reject_status);
+	if (check_ack(p) || own_qp_to(p, IBV_QPS_RTR) ||
+	    own_qp_to(p, IBV_QPS_RTS))
+		return -1;
+	if (send_msg(p, 0x42, 16, 16, 0, NULL, 0))
+		return -1;
+	if (pump_until(p, &p->rejected, now_ms() + WAIT_MS))
+		return fail("no REJ within %d ms of a malformed message before the RTU (last event %s)",
+			    WAIT_MS, last_event(p));
+	fd = accept(lfd, NULL, NULL);
+	if (fd >= 0) {
+		close(fd);
+		return fail("the aborted child was queued for accept()");
+	}
+	if (errno != EAGAIN)
+		return fail("accept: %s, want EAGAIN", strerror(errno));
+	peer_destroy(p);
+
+	/* its backlog place is free: a valid connection goes through */
+	strcpy(first, peer_name);
+	if (connect_valid(p, lfd, afd))
+		return -1;
+	strcpy(peer_name, first);	/* (the one the log names) */
+	pass("a malformed message before the RTU: rejected, nothing to accept; a valid connection then accepted");
+	return 0;
+}
+
+/* The program's send, in a thread of its own: it blocks on the SrcAvail. */
+#define SRC_SEND	(1 << 20)
+struct src_sender {
+	int fd;
+	char *buf;
+	ssize_t ret;
+	int err;
+	volatile int done;
+};
+
+static void *src_sender(void *arg)
+{
+	struct src_sender *s = arg;
+
+	s->ret = send(s->fd, s->buf, SRC_SEND, 0);
+	s->err = errno;
+	s->done = 1;
+	return NULL;
+}
+
+/* The second peer of srcavail-after-abort: its own connection. */
+static struct peer other;
+
+/*
+ * A SrcAvail whose connection fails: once send() returned, no peer may
+ * read the program's buffer, which the program writes anew.
+ */
+static int run_src_after_abort(struct peer *p, int lfd, int *afd)
+{
+	char first[sizeof(peer_name)];
+	struct src_sender snd = { 0 };
+	pthread_t thread;
+	long deadline;
+	int bfd = -1, ret = -1;
+	char *got;
+
+	if (connect_valid(p, lfd, afd))
+		return -1;
+	snd.fd = *afd;
+	snd.buf = aligned_alloc(4096, SRC_SEND);
+	if (!snd.buf)
+		return fail("out of memory");
+	memset(snd.buf, 'A', SRC_SEND);
+	if (pthread_create(&thread, NULL, src_sender, &snd)) {
+		free(snd.buf);
+		return fail("pthread_create");
+	}
+	if (pump_until(p, &p->rx_srcavail, now_ms() + WAIT_MS)) {
+		fail("no SrcAvail within %d ms of a %d-byte send (%u messages came)",
+		     WAIT_MS, SRC_SEND, p->rx_done);
+		goto out;
+	}
+	if (!p->src_len || p->src_len > SRC_SEND) {
+		fail("SrcAvail of %u bytes", p->src_len);
+		goto out;
+	}
+	/* the second connection, to the same device of the SDP side */
+	strcpy(first, peer_name);
+	if (connect_valid(&other, lfd, &bfd))
+		goto out;
+	strcpy(peer_name, first);	/* (the one the log names) */
+	/* the first breaks; we leave its DREQ unanswered */
+	if (send_msg(p, 0x42, 16, 16, 0, NULL, 0))
+		goto out;
+	deadline = now_ms() + WAIT_MS;
+	while (!snd.done && left_ms(deadline))
+		usleep(10000);
+	if (!snd.done) {
+		fail("send() did not return within %d ms of the abort", WAIT_MS);
+		goto out;
+	}
+	if (snd.ret >= 0 || (snd.err != ECONNRESET && snd.err != EPIPE)) {
+		fail("send() returned %zd (%s), want -1 and ECONNRESET or EPIPE",
+		     snd.ret, snd.ret < 0 ? strerror(snd.err) : "no error");
+		goto out;
+	}
+	/* the program has its buffer back, and writes it */
+	memset(snd.buf, 'S', SRC_SEND);
+	if (post_read(&other, p->src_rkey, p->src_vaddr, 4096))
+		goto out;
+	if (pump_until(&other, (const int *)&other.tx_done, now_ms() + WAIT_MS)) {
+		fail("our RDMA Read did not complete within %d ms", WAIT_MS);
+		goto out;
+	}
+	got = tx_buf(&other, other.tx_posted - 1);
+	if (!other.tx_errors) {
+		fail("an RDMA Read of the SrcAvail's memory (key 0x%x) after send() returned succeeded, reading '%c%c%c...'",
+		     p->src_rkey, got[0], got[1], got[2]);
+		goto out;
+	}
+	pass("send() returned %s; then an RDMA Read of its %u advertised bytes failed (%s)",
+	     strerror(snd.err), p->src_len, ibv_wc_status_str(other.tx_status));
+	ret = 0;
+out:
+	if (!snd.done)
+		shutdown(*afd, SHUT_RDWR);	/* (the thread's send returns) */
+	pthread_join(thread, NULL);
+	free(snd.buf);
+	peer_destroy(&other);
+	if (bfd >= 0)
+		close(bfd);
+	return ret;
+}
+
 static void watchdog(int sig)
 {
 	static const char msg[] = ": FAIL: watchdog: a call did not return\n";
@@ -880,12 +1130,17 @@ int main(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	/* With no receive space the SDP side never returns a credit. */
-	lfd = sdp_listen(port, is_case("credit-overflow") ? 4096 : 0);
+	lfd = sdp_listen(port, is_case("credit-overflow") ? 4096 : 0,
+			 kind == NO_RTU ? 0 : 16);
 	if (lfd >= 0) {
 		if (kind == HELLO_BAD)
 			run_bad_hello(&p, lfd);
 		else if (kind == ABORT)
 			run_abort(&p, lfd, &afd);
+		else if (kind == NO_RTU)
+			run_no_rtu(&p, lfd, &afd);
+		else if (kind == SRC_AFTER_ABORT)
+			run_src_after_abort(&p, lfd, &afd);
 		else
 			run_good(&p, lfd, &afd);
 	}
