@@ -22,6 +22,13 @@
  * A socket that a program added to an epoll set before it called
  * connect() or bind() leaves that set when it is replaced: the kernel
  * ties an epoll entry to the socket, not to its number.
+ *
+ * Deployed through /etc/ld.so.preload, the library runs in setuid
+ * programs too: under secure execution (AT_SECURE) it reads none of its
+ * variables (secure_getenv()) and opens no log file, so that a user
+ * cannot make such a program read or append to a file of their choice.
+ * A socket with a TCP-MD5 key stays TCP: SDP has no such signatures, and
+ * the key cannot be read back to tell.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <syslog.h>
@@ -66,6 +74,25 @@ static int rules_warned;
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static int (*real_bind)(int, const struct sockaddr *, socklen_t);
 static int (*real_listen)(int, int);
+static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
+static int (*real_socket)(int, int, int);
+
+/*
+ * The descriptors a TCP-MD5 key was set on (TCP_MD5SIG, TCP_MD5SIG_EXT),
+ * which stay TCP; a bit each (cleared when socket() hands the number out
+ * again), up to MD5_FDS (128 KiB, in pages only those who use it touch).
+ * One beyond it stays TCP too, its key or not.
+ */
+#define MD5_FDS (1 << 20)
+static unsigned long md5_fds[MD5_FDS / (8 * sizeof(unsigned long))];
+#define MD5_BIT(fd) (1UL << ((fd) % (8 * sizeof(unsigned long))))
+#define MD5_WORD(fd) md5_fds[(fd) / (8 * sizeof(unsigned long))]
+
+static int md5_keyed(int fd)
+{
+	return fd < 0 || fd >= MD5_FDS ||
+	       (__atomic_load_n(&MD5_WORD(fd), __ATOMIC_RELAXED) & MD5_BIT(fd));
+}
 
 static void sdp_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -150,14 +177,17 @@ static void load_file(const char *path)
 
 __attribute__((constructor)) static void libsdp_init(void)
 {
-	const char *env = getenv("LIBSDP_RULES");
-	const char *path = getenv("LIBSDP_CONFIG_FILE");
-	const char *debug = getenv("LIBSDP_DEBUG");
+	/* (NULL under secure execution: a setuid program's user sets none) */
+	const char *env = secure_getenv("LIBSDP_RULES");
+	const char *path = secure_getenv("LIBSDP_CONFIG_FILE");
+	const char *debug = secure_getenv("LIBSDP_DEBUG");
 
 	real_connect = dlsym(RTLD_NEXT, "connect");
 	real_bind = dlsym(RTLD_NEXT, "bind");
 	real_listen = dlsym(RTLD_NEXT, "listen");
-	rules_warned = !!getenv(WARNED_ENV);
+	real_setsockopt = dlsym(RTLD_NEXT, "setsockopt");
+	real_socket = dlsym(RTLD_NEXT, "socket");
+	rules_warned = !!secure_getenv(WARNED_ENV);
 	if (debug && *debug == '1')
 		log_conf.min_level = LOG_DEBUG_LEVEL;
 	if (env && *env)
@@ -172,6 +202,11 @@ __attribute__((constructor)) static void libsdp_init(void)
 	if (debug && *debug == '1')
 		log_conf.min_level = LOG_DEBUG_LEVEL;	/* over the file's */
 	setenv(WARNED_ENV, "1", 0);	/* (no threads yet) */
+	if (log_conf.dest == SDP_LOG_FILE && getauxval(AT_SECURE)) {
+		log_conf.dest = SDP_LOG_STDERR;
+		sdp_log(LOG_WARN_LEVEL, "secure execution: no log file (%s), stderr instead",
+			log_conf.path);
+	}
 	if (log_conf.dest == SDP_LOG_FILE) {
 		log_file = fopen(log_conf.path, "ae");
 		if (!log_file)
@@ -231,6 +266,7 @@ static const struct {
 	{ SOL_SOCKET, SO_RCVTIMEO, sizeof(struct timeval), "SO_RCVTIMEO" },
 	{ SOL_SOCKET, SO_SNDTIMEO, sizeof(struct timeval), "SO_SNDTIMEO" },
 	{ SOL_SOCKET, SO_PRIORITY, sizeof(int), "SO_PRIORITY" },
+	{ SOL_SOCKET, SO_MARK, sizeof(int), "SO_MARK" },
 	{ IPPROTO_TCP, TCP_NODELAY, sizeof(int), "TCP_NODELAY" },
 	{ IPPROTO_TCP, TCP_CORK, sizeof(int), "TCP_CORK" },
 	{ IPPROTO_TCP, TCP_KEEPIDLE, sizeof(int), "TCP_KEEPIDLE" },
@@ -247,7 +283,7 @@ static const struct {
 static void copy_buffer_sizes(int from, int to)
 {
 	static const int names[] = { SO_RCVBUF, SO_SNDBUF };
-	int probe = socket(AF_INET, SOCK_STREAM, 0);
+	int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -269,6 +305,22 @@ static void copy_buffer_sizes(int from, int to)
 }
 
 /*
+ * SO_BINDTODEVICE: a socket meant for one device (or VRF) stays on it.
+ * Its failure fails the move: on all devices it would not be the socket
+ * the program made.
+ */
+static int copy_device(int from, int to)
+{
+	char dev[64];
+	socklen_t len = sizeof(dev);
+
+	if (getsockopt(from, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) || !len ||
+	    !dev[0])
+		return 0;
+	return setsockopt(to, SOL_SOCKET, SO_BINDTODEVICE, dev, len);
+}
+
+/*
  * Replaces the TCP socket @fd by an SDP one at the same number, with TCP
  * fallback if @fallback.  0, or -1 with errno (then @fd is as it was).
  */
@@ -284,7 +336,8 @@ static int convert(int fd, int fallback)
 	fdfl = fcntl(fd, F_GETFD);
 	if (fl < 0 || fdfl < 0)
 		return -1;
-	s = socket(AF_INET_SDP, SOCK_STREAM, 0);
+	/* (close-on-exec: a thread's fork and exec meanwhile must not get it) */
+	s = socket(AF_INET_SDP, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -1;
 	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
@@ -297,6 +350,8 @@ static int convert(int fd, int fallback)
 				fd, options[i].what, strerror(errno));
 	}
 	copy_buffer_sizes(fd, s);
+	if (copy_device(fd, s))
+		goto fail;
 	if (fallback && setsockopt(s, SOL_SDP, SDP_FALLBACK, &one, sizeof(one)))
 		goto fail;
 	if (getsockname(fd, (struct sockaddr *)&addr, &len))
@@ -341,6 +396,10 @@ static int apply_rules(int fd, int role, const struct sockaddr *addr)
 
 	if (!addr || !is_unused_tcp_socket(fd))
 		return 0;
+	if (md5_keyed(fd)) {
+		sdp_log(LOG_DEBUG_LEVEL, "fd %d stays TCP: it has a TCP-MD5 key", fd);
+		return 0;
+	}
 	mode = sdp_match(rules, nrules, role, program_invocation_short_name,
 			 addr);
 	if (mode == SDP_MODE_TCP)
@@ -360,6 +419,35 @@ static int apply_rules(int fd, int role, const struct sockaddr *addr)
 			strerror(errno));
 	errno = ENETUNREACH;
 	return -1;
+}
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+	int fd;
+
+	/* (another library's constructor may call it before ours ran) */
+	if (!real_socket)
+		real_socket = dlsym(RTLD_NEXT, "socket");
+	fd = real_socket(domain, type, protocol);
+
+	if (fd >= 0 && fd < MD5_FDS)
+		__atomic_fetch_and(&MD5_WORD(fd), ~MD5_BIT(fd), __ATOMIC_RELAXED);
+	return fd;
+}
+
+EXPORT int setsockopt(int fd, int level, int name, const void *val,
+		      socklen_t len)
+{
+	int ret;
+
+	if (!real_setsockopt)
+		real_setsockopt = dlsym(RTLD_NEXT, "setsockopt");
+	ret = real_setsockopt(fd, level, name, val, len);
+	if (!ret && level == IPPROTO_TCP &&
+	    (name == TCP_MD5SIG || name == TCP_MD5SIG_EXT) && fd >= 0 &&
+	    fd < MD5_FDS)
+		__atomic_fetch_or(&MD5_WORD(fd), MD5_BIT(fd), __ATOMIC_RELAXED);
+	return ret;
 }
 
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)

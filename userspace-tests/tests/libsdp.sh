@@ -140,7 +140,49 @@ rules_file_faults() {
     grep -q "cannot read /nonexistent/libsdp.conf.*TCP everywhere" <<<"$out"
 }
 
-ktap_plan 8
+# Secure execution: libsdp.so in /etc/ld.so.preload (a private copy of
+# /etc in a mount namespace), a setuid program run by root: none of its
+# LIBSDP_* variables is read (no rules file of the user's choice printed,
+# no log file of theirs appended to), and a log file of the system's
+# rules is refused.  The same program without the setuid bit reads them:
+# the control, which shows the check can fail.
+secure_execution() {
+    unshare --mount --propagation private bash -euc '
+        lib=$1
+        mount -t tmpfs none /tmp    # (a fresh one: setuid works there)
+        mkdir /tmp/etc
+        cp -a /etc/. /tmp/etc/ 2>/dev/null || true
+        echo "$lib" >/tmp/etc/ld.so.preload
+        echo "log destination file /tmp/log-of-etc" >/tmp/etc/libsdp.conf
+        echo "SECRET-LINE-4711" >/tmp/secret
+        cp /bin/true /tmp/plain-true
+        cp /bin/true /tmp/suid-true
+        chown nobody /tmp/suid-true
+        chmod 4755 /tmp/suid-true
+        mount --bind /tmp/etc /etc
+        # (from here on every program loads libsdp.so and reads
+        # /etc/libsdp.conf: the two runs alone, the rest builtins)
+        run() {
+            LIBSDP_CONFIG_FILE=/tmp/secret LIBSDP_DEBUG=1 \
+                LIBSDP_RULES="log destination file /tmp/log-of-$1" "/tmp/$1-true" 2>&1
+        }
+        plain=$(run plain)
+        suid=$(run suid)
+        echo "plain: $plain"
+        echo "setuid: $suid"
+        [[ $plain == *SECRET-LINE-4711* ]] ||
+            { echo "control: the plain program did not print the LIBSDP_CONFIG_FILE line"; exit 1; }
+        [[ -e /tmp/log-of-plain ]] ||
+            { echo "control: the plain program did not open the LIBSDP_RULES log file"; exit 1; }
+        [[ ! -e /tmp/log-of-suid ]] || { echo "setuid: LIBSDP_RULES made it write /tmp/log-of-suid"; exit 1; }
+        [[ $suid != *SECRET-LINE-4711* ]] || { echo "setuid: it printed the LIBSDP_CONFIG_FILE line"; exit 1; }
+        [[ ! -e /tmp/log-of-etc ]] || { echo "setuid: it opened the log file of /etc/libsdp.conf"; exit 1; }
+        [[ $suid == *"secure execution: no log file (/tmp/log-of-etc)"* ]] ||
+            { echo "setuid: no word of the refused log file"; exit 1; }
+    ' secure_execution "$LIBSDP_LIBRARY"
+}
+
+ktap_plan 9
 ktap_run sdp_both_ends sdp_both_ends
 ktap_run both_client_tcp_server both_client_tcp_server
 ktap_run both_server_tcp_client both_server_tcp_client
@@ -148,5 +190,6 @@ ktap_run no_rule_matches no_rule_matches
 ktap_run children_inherit children_inherit
 ktap_run ipv6_both_ends ipv6_both_ends
 ktap_run rules_file_faults rules_file_faults
+ktap_run secure_execution secure_execution
 ktap_run without_module without_module
 ktap_finish
