@@ -113,6 +113,10 @@ MODULE_PARM_DESC(read_zcopy, "New sockets offer read zero-copy: the peer RDMA-Re
  * that a small part of the transfer.  Smaller ones down to zcopy_thresh
  * go from the caller's pages as Data messages.
  */
+unsigned int sdp_max_user_conns = 16384;
+module_param_named(max_user_conns, sdp_max_user_conns, uint, 0644);
+MODULE_PARM_DESC(max_user_conns, "Connections of users' sockets (not the kernel's, as NFS's) per network namespace; more get ENOBUFS, or go TCP with fallback; 0: no bound (default 16384)");
+
 unsigned int sdp_read_zcopy_thresh = 262144;
 module_param_named(read_zcopy_thresh, sdp_read_zcopy_thresh, uint, 0644);
 MODULE_PARM_DESC(read_zcopy_thresh, "Blocking sends of at least this many bytes (and zcopy_thresh) go by SrcAvail to a peer that offers read zero-copy");

@@ -344,6 +344,7 @@ struct sdp_dev {
  * @backlog_stalled: the first of them needs memory that atomic context
  *	could not get: @backlog_work processes them
  * @backlog_work: processes the backlog in process context
+ * @counted: counted in its namespace's user_conns (sdp_conn_count())
  * @rcu: the connection is freed after a grace period, for a waiter that
  *	took over its completion event (sdp_cq_take_event())
  *
@@ -393,6 +394,7 @@ struct sdp_conn {
 	struct list_head	backlog;
 	bool			backlog_stalled;
 	struct work_struct	backlog_work;
+	bool			counted;
 	struct rcu_head		rcu;
 };
 
@@ -757,6 +759,7 @@ extern bool sdp_read_zcopy;
 extern unsigned int sdp_read_zcopy_thresh;
 extern unsigned int sdp_recv_poll_us;
 extern unsigned int sdp_fallback_timeout_ms;
+extern unsigned int sdp_max_user_conns;
 extern struct workqueue_struct *sdp_wq;
 
 /* af_sdp.c */
@@ -895,6 +898,7 @@ void sdp_conn_start(struct sock *sk, u16 peer_bufs, u32 peer_rcv_size,
 		    u8 peer_cap);
 u8 sdp_conn_cap(const struct sock *sk);
 void sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id);
+int sdp_conn_count(struct sdp_conn *conn);
 struct sdp_conn *sdp_conn_take(struct sock *sk);
 void sdp_conn_teardown(struct sock *sk, unsigned long delay);
 void sdp_conn_cm_done(struct sdp_conn *conn);

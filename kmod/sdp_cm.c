@@ -402,7 +402,9 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 	sdp_set_remote(sk, (struct sockaddr *)&id->route.addr.dst_addr);
 	sk->sk_state = TCP_SYN_RECV;
 
-	ret = sdp_conn_create_qp(conn, true);
+	ret = sdp_conn_count(conn);
+	if (!ret)
+		ret = sdp_conn_create_qp(conn, true);
 	if (!ret) {
 		sdp_conn_start(sk, ntohs(hello->bsdh.bufs),
 			       ntohl(hello->hh.local_rcv_sz),
@@ -506,6 +508,9 @@ int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr)
 	sdp_set_remote(sk, addr);
 	if (!inet_sk(sk)->inet_num)
 		ssk->addr_family = addr->sa_family;
+	ret = sdp_conn_count(ssk->conn);
+	if (ret)
+		return ret;
 	sk->sk_state = TCP_SYN_SENT;
 	sdp_neigh_prime(sock_net(sk), (struct sockaddr *)&dst);
 	ret = rdma_resolve_addr(ssk->conn->id, NULL, (struct sockaddr *)&dst,

@@ -67,6 +67,34 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, struct rdma_cm_id *id)
 	return conn;
 }
 
+/**
+ * sdp_conn_count - counts a connection against max_user_conns
+ * @conn: a connection about to connect, or a passive child's
+ *
+ * Each connection takes a QP, a CQ and pinned buffers of the device, which
+ * no memory cgroup sees: a local user must not take them all, and starve
+ * the host's NFS mounts.  The connections of users' sockets count, per
+ * network namespace; the kernel's own (NFS, kernel RPC) do not.
+ *
+ * Return: 0, or -ENOBUFS past the bound (counted as ConnLimitDrops).
+ */
+int sdp_conn_count(struct sdp_conn *conn)
+{
+	struct sock *sk = conn->sk;
+	struct sdp_net *sn = sdp_net(sock_net(sk));
+	unsigned int max = READ_ONCE(sdp_max_user_conns);
+
+	if (sk->sk_kern_sock || conn->counted)
+		return 0;
+	if (atomic_inc_return(&sn->user_conns) > max && max) {
+		atomic_dec(&sn->user_conns);
+		sdp_stat_inc(sock_net(sk), SDP_MIB_CONN_LIMIT);
+		return -ENOBUFS;
+	}
+	conn->counted = true;
+	return 0;
+}
+
 /* Counts @bytes more (or fewer) of buffers that the connection holds. */
 void sdp_conn_mem_add(struct sdp_conn *conn, long bytes)
 {
@@ -350,6 +378,8 @@ static void __sdp_conn_destroy(struct sdp_conn *conn, bool destroy_id)
 		rdma_destroy_id(conn->id);
 	WARN_ON_ONCE(delayed_work_pending(&conn->teardown));
 	WARN_ON_ONCE(delayed_work_pending(&conn->finish));
+	if (conn->counted)
+		atomic_dec(&sdp_net(sock_net(sk))->user_conns);
 	kfree_rcu(conn, rcu);
 	sock_put(sk);
 }

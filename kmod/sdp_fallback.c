@@ -318,6 +318,7 @@ static int sdp_fb_reason(int err)
 	case -EHOSTUNREACH:
 	case -EADDRNOTAVAIL:
 	case -ENODEV:
+	case -ENOBUFS:		/* (max_user_conns: no RDMA resources for it) */
 		return SDP_MIB_FALLBACK_NO_DEVICE;
 	case -ETIMEDOUT:
 		return SDP_MIB_FALLBACK_TIMEOUT;

@@ -18,6 +18,7 @@ static const char * const sdp_mib_names[SDP_MIB_TX_MSG] = {
 	[SDP_MIB_PASSIVE_OPENS]		= "PassiveOpens",
 	[SDP_MIB_OPEN_FAILS]		= "OpenFails",
 	[SDP_MIB_LISTEN_DROPS]		= "ListenDrops",
+	[SDP_MIB_CONN_LIMIT]		= "ConnLimitDrops",
 	[SDP_MIB_BAD_HELLOS]		= "BadHellos",
 	[SDP_MIB_ORDERLY_CLOSES]	= "OrderlyCloses",
 	[SDP_MIB_RESETS]		= "Resets",

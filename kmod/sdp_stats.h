@@ -16,6 +16,7 @@ enum sdp_mib {
 	SDP_MIB_PASSIVE_OPENS,		/* a listener's child established */
 	SDP_MIB_OPEN_FAILS,		/* connect() refused or unreachable */
 	SDP_MIB_LISTEN_DROPS,		/* requests refused: backlog full */
+	SDP_MIB_CONN_LIMIT,		/* connections refused: max_user_conns */
 	SDP_MIB_BAD_HELLOS,		/* requests refused: malformed Hello */
 	SDP_MIB_ORDERLY_CLOSES,		/* both DisConns went through */
 	SDP_MIB_RESETS,			/* connections that ended otherwise */
@@ -55,8 +56,15 @@ enum sdp_mib {
 	SDP_MIB_MAX = SDP_MIB_RX_MSG + SDP_MID_SLOTS,
 };
 
+/*
+ * @mib: the counters
+ * @user_conns: connections of users' sockets (not the kernel's, as NFS's)
+ *	that hold or are making their RDMA resources, at most
+ *	max_user_conns (sdp_conn_count())
+ */
 struct sdp_net {
 	atomic64_t	mib[SDP_MIB_MAX];
+	atomic_t	user_conns;
 };
 
 struct sdp_net *sdp_net(const struct net *net);

@@ -6,12 +6,14 @@
 # cgroup BPF), though the RDMA CM's worker, root and in no cgroup of the
 # program's, is where the fallback happens.  And an unprivileged user
 # cannot use a fallback's socket to make a root-owned SO_REUSEPORT group
-# that a root service then joins.
+# that a root service then joins.  A user's connections are bounded per
+# namespace (max_user_conns): past it, ENOBUFS, and the others' go on.
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
 . "$here/bed/hosts.env"
 USER_UID=65534    # nobody
 CGROUP=/sys/fs/cgroup/sdp-policy-test
@@ -140,7 +142,37 @@ except OSError as e:
     return $rc
 }
 
-ktap_plan 2
+# max_user_conns 4: user nobody's sdp_many holds 2 connections open and
+# idle (4 ends, each counted); then root's connect() of one more gets
+# ENOBUFS at once, counted once in ConnLimitDrops (root's user sockets
+# count too: only the kernel's, as NFS's, do not); once nobody's are
+# gone, root's connections carry data again
+user_connections_bounded() {
+    local param=/sys/module/sdp/parameters/max_user_conns max0 drops0 res0 out line='' rc=0
+    local many=$SDP_BUILD/tools/sdp_many
+    max0=$(<$param)
+    drops0=$(sdp_stat ConnLimitDrops)
+    res0=$(sdp_resources)
+    echo 4 >$param
+    coproc HOLDER { setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups \
+                        timeout 120 "$many" -n 2 -s 0 -w -q 2>&1; }
+    read -r -t 60 line <&"${HOLDER[0]}" || true
+    [[ $line == ready ]] || { echo "nobody's 2 connections at the bound: $line"; rc=1; }
+    out=$(timeout 60 "$many" -n 1 -s 0 2>&1) && { echo "a connection past the bound went through"; rc=1; }
+    echo "$out"
+    eval "exec ${HOLDER[1]}>&-"    # (its stdin closes: it ends)
+    wait "$HOLDER_PID" 2>/dev/null || true
+    echo "$max0" >$param
+    [[ $out == *"connect 0: No buffer space available"* ]] || { echo "want connect() to fail with ENOBUFS"; rc=1; }
+    [[ $(sdp_stat ConnLimitDrops) == $((drops0 + 1)) ]] ||
+        { echo "ConnLimitDrops went from $drops0 to $(sdp_stat ConnLimitDrops), want +1"; rc=1; }
+    sdp_wait_resources "$res0" || rc=1
+    out=$(timeout 120 "$many" -n 4 -s 65536 2>&1) || { echo "$out"; echo "root's connections after it failed"; rc=1; }
+    return $rc
+}
+
+ktap_plan 3
 ktap_run fallback_is_the_programs fallback_is_the_programs
 ktap_run reuseport_owner_is_the_programs reuseport_owner_is_the_programs
+ktap_run user_connections_bounded user_connections_bounded
 ktap_finish
