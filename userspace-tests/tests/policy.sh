@@ -8,6 +8,8 @@
 # cannot use a fallback's socket to make a root-owned SO_REUSEPORT group
 # that a root service then joins.  A user's connections are bounded per
 # namespace (max_user_conns): past it, ENOBUFS, and the others' go on.
+# Ports below ip_unprivileged_port_start and network namespaces hold as
+# for TCP.
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
@@ -171,8 +173,63 @@ user_connections_bounded() {
     return $rc
 }
 
-ktap_plan 3
+# As TCP: user nobody's bind() below ip_unprivileged_port_start gets
+# EACCES, on SDP as on TCP (the control); at the start, both bind
+unprivileged_low_port() {
+    local out start
+    start=$(</proc/sys/net/ipv4/ip_unprivileged_port_start)
+    out=$(py nobody "
+for fam in (socket.AF_INET, AF_INET_SDP):
+    for port in (int(sys.argv[2]) - 1, int(sys.argv[2])):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        try:
+            sdp_call('bind', s, sys.argv[1], port)
+            print(fam, port, 'ok')
+        except OSError as e:
+            print(fam, port, errno.errorcode[e.errno])
+        s.close()
+" "$SDP_B4" "$start" 2>&1)
+    echo "$out"
+    [[ $out == "2 $((start - 1)) EACCES
+2 $start ok
+27 $((start - 1)) EACCES
+27 $start ok" ]]
+}
+
+# A network namespace sees its own devices and sockets only: in a new
+# one, no SDP socket of the host's in /proc/net/sdp, and no RDMA device
+# routes to host B (ENETUNREACH, as TCP there)
+namespace_sees_its_own() {
+    local out holder line='' rc=0
+    coproc HOLD { timeout 60 "$SDP_BUILD/tools/sdp_many" -n 1 -s 0 -w -q 2>&1; }
+    read -r -t 60 line <&"${HOLD[0]}" || true
+    [[ $line == ready ]] || { echo "no connection to hold: $line"; rc=1; }
+    holder=$(($(wc -l </proc/net/sdp) - 1))
+    out=$(unshare --net bash -c 'ip link set lo up
+        echo "sockets: $(($(wc -l </proc/net/sdp) - 1))"
+        python3 -c "
+import ctypes, errno, os, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for fam in (socket.AF_INET, 27):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    sa = struct.pack(\"=H\", socket.AF_INET) + struct.pack(\"!H\", 5001) + socket.inet_aton(sys.argv[1]) + bytes(8)
+    r = libc.connect(s.fileno(), sa, len(sa))
+    print(fam, errno.errorcode.get(ctypes.get_errno(), \"?\") if r else \"connected\")
+" '"$SDP_B4" 2>&1)
+    eval "exec ${HOLD[1]}>&-"
+    wait "$HOLD_PID" 2>/dev/null || true
+    echo "host: $holder SDP sockets; in a new namespace: $out"
+    ((holder >= 3)) || { echo "want the held connection's 3 sockets in the host's /proc/net/sdp"; rc=1; }
+    [[ $out == "sockets: 0
+2 ENETUNREACH
+27 ENETUNREACH" ]] || rc=1
+    return $rc
+}
+
+ktap_plan 5
 ktap_run fallback_is_the_programs fallback_is_the_programs
 ktap_run reuseport_owner_is_the_programs reuseport_owner_is_the_programs
 ktap_run user_connections_bounded user_connections_bounded
+ktap_run unprivileged_low_port unprivileged_low_port
+ktap_run namespace_sees_its_own namespace_sees_its_own
 ktap_finish
