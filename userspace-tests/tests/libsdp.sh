@@ -182,7 +182,43 @@ secure_execution() {
     ' secure_execution "$LIBSDP_LIBRARY"
 }
 
-ktap_plan 9
+# What libsdp carries onto the SDP socket, or why it leaves one TCP: a
+# program's SO_BINDTODEVICE and SO_MARK are still there once its socket
+# is SDP (SOL_SDP answers); one with a TCP-MD5 key stays TCP
+options_kept() {
+    local out
+    out=$("$SDP_RUN" -r "use sdp client * *:47399" python3 -c '
+import socket, struct, sys
+def sdp(s):
+    try:
+        s.getsockopt(1025, 2)
+        return "sdp"
+    except OSError:
+        return "tcp"
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"va")
+s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, 7)
+try:
+    s.connect((sys.argv[1], 47399))
+except OSError:
+    pass
+print(sdp(s), s.getsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, 16).rstrip(b"\0").decode(),
+      s.getsockopt(socket.SOL_SOCKET, socket.SO_MARK))
+m = socket.socket()
+key = struct.pack("=H", socket.AF_INET) + struct.pack("!H", 0) + socket.inet_aton(sys.argv[1]) + bytes(120) + struct.pack("=BBHI", 0, 0, 4, 0) + b"sdp!" + bytes(76)
+m.setsockopt(socket.IPPROTO_TCP, 14, key)    # TCP_MD5SIG
+try:
+    m.connect((sys.argv[1], 47399))
+except OSError:
+    pass
+print(sdp(m))
+' "$SDP_B4" 2>&1)
+    echo "$out"
+    [[ $out == "sdp va 7
+tcp" ]]
+}
+
+ktap_plan 10
 ktap_run sdp_both_ends sdp_both_ends
 ktap_run both_client_tcp_server both_client_tcp_server
 ktap_run both_server_tcp_client both_server_tcp_client
@@ -191,5 +227,6 @@ ktap_run children_inherit children_inherit
 ktap_run ipv6_both_ends ipv6_both_ends
 ktap_run rules_file_faults rules_file_faults
 ktap_run secure_execution secure_execution
+ktap_run options_kept options_kept
 ktap_run without_module without_module
 ktap_finish

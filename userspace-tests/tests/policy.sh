@@ -226,10 +226,39 @@ for fam in (socket.AF_INET, 27):
     return $rc
 }
 
-ktap_plan 5
+# SO_BINDTODEVICE on a listener, as TCP: bound to va (host A's veth),
+# host B's listener takes no connection, which comes in on vb; bound to
+# vb, it does.  TCP first, the reference, then SDP.
+listener_bound_to_device() {
+    local out
+    out=$(py "
+def attempt(fam, dev, port):
+    l = socket.socket(fam, socket.SOCK_STREAM)
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
+    sdp_call('bind', l, sys.argv[1], port)
+    l.listen(4)
+    c = socket.socket(fam, socket.SOCK_STREAM)
+    try:
+        sdp_call('connect', c, sys.argv[1], port)
+        r = 'connected'
+    except OSError as e:
+        r = errno.errorcode[e.errno]
+    c.close()
+    l.close()
+    return r
+for fam in (socket.AF_INET, AF_INET_SDP):
+    print(fam, attempt(fam, 'va', 47311 + fam), attempt(fam, 'vb', 47351 + fam))
+" "$SDP_B4" 2>&1)
+    echo "$out"
+    [[ $out == "2 ECONNREFUSED connected
+27 ECONNREFUSED connected" ]]
+}
+
+ktap_plan 6
 ktap_run fallback_is_the_programs fallback_is_the_programs
 ktap_run reuseport_owner_is_the_programs reuseport_owner_is_the_programs
 ktap_run user_connections_bounded user_connections_bounded
 ktap_run unprivileged_low_port unprivileged_low_port
 ktap_run namespace_sees_its_own namespace_sees_its_own
+ktap_run listener_bound_to_device listener_bound_to_device
 ktap_finish
