@@ -105,6 +105,8 @@ JDK      = $(lastword $(sort $(wildcard /usr/lib/jvm/java-*-openjdk-amd64)))
 JAVA_CLASSES := $(patsubst userspace-tests/java/%.java,$(BUILD)/java/%.class, \
 		$(wildcard userspace-tests/java/*.java))
 LIBDIR   := /usr/local/lib
+# Preloaded beside libsdp.so by libsdp.sh (what the library's calls reach).
+SHIM_SO  := $(patsubst userspace-tests/shims/%.c,$(BUILD)/shims/%.so,$(wildcard userspace-tests/shims/*.c))
 
 # The suite, in the order it runs in the guest.
 TESTS := userspace-tests/tests/rxe_link.sh \
@@ -380,7 +382,7 @@ uninstall:
 	@sed -i -e '/^# sdp, sdp6: /d' -e '/^sdp6\{0,1\}[[:space:]]/d' /etc/netconfig
 	@echo "uninstall: sdp removed from DKMS, $(LIBDIR) and /etc/netconfig"
 
-userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) $(LIBSDP) $(JAVA_CLASSES) \
+userspace: deps $(TEST_BIN) $(TOOL_BIN) $(RPC_BIN) $(INTERPOSER) $(LIBSDP) $(SHIM_SO) $(JAVA_CLASSES) \
 	   read-sock-test krpc-bw-test sunrpc-modules
 
 # The Java programs of jdk_sdp.sh, by the root's own Debian OpenJDK (17 on
@@ -412,6 +414,10 @@ $(LIBSDP): $(LIBSDP_SRC) libsdp/rules.h $(TEST_H)
 $(BUILD)/tools/%: userspace-tests/tools/%.c $(TEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread $(LDLIBS_$*)
+
+$(BUILD)/shims/%.so: userspace-tests/shims/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -shared -fPIC -o $@ $< -ldl
 
 $(INTERPOSER): $(TIRPC_SDP_SRC) libtirpc-patches/rpc_sdp.h
 	@mkdir -p $(@D)

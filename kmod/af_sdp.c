@@ -301,6 +301,7 @@ void sdp_inherit(struct sock *sk, const struct sock *lsk)
 	sk->sk_lingertime = lsk->sk_lingertime;
 	sk->sk_priority = lsk->sk_priority;
 	sk->sk_mark = lsk->sk_mark;
+	sk->sk_bound_dev_if = lsk->sk_bound_dev_if;
 	sk->sk_reuse = lsk->sk_reuse;
 	sk->sk_reuseport = lsk->sk_reuseport;
 	sk->sk_ipv6only = lsk->sk_ipv6only;

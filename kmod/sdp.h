@@ -504,6 +504,8 @@ struct sdp_fallback {
  * @tx_zc_trial: the last such send is a try of the way that cost more
  * @tx_src_active: a SrcAvail of ours is out (sdp_src.active): no other
  *	message with payload may follow it until it is done
+ * @tx_src_senders: senders inside sdp_src_send(): sdp_tx_trim() leaves
+ *	the source state to them
  * @rx_rd_busy: an RDMA Read of the peer's SrcAvail is under way; cleared
  *	by its completion, or by the connection's free after the drain,
  *	without the socket lock: a reader whose pages it reads into waits
@@ -618,6 +620,7 @@ struct sdp_sock {
 	bool			tx_zc_trial;
 	bool			tx_src_active;
 	bool			rx_rd_busy;
+	unsigned int		tx_src_senders;
 	int			rx_rd_result;
 	unsigned int		rx_rd_waiters;
 	unsigned int		rx_sleepers;

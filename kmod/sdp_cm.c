@@ -13,7 +13,6 @@
  */
 #include <linux/in.h>
 #include <linux/slab.h>
-#include <net/l3mdev.h>
 #include <net/sock.h>
 
 #include "sdp.h"
@@ -301,14 +300,25 @@ static int sdp_cm_established(struct sock *sk, struct rdma_cm_id *id,
 /* The passive side: the RTU arrived; hand the child to the listener. */
 static int sdp_child_established(struct sock *sk)
 {
-	struct sock *lsk = sdp_sk(sk)->parent;
+	struct sdp_conn *conn;
 	bool queued = false;
+	struct sock *lsk;
 
 	lock_sock(sk);
-	if (sk->sk_state == TCP_SYN_RECV)
-		sk->sk_state = TCP_ESTABLISHED;
-	if (sdp_sk(sk)->conn)
-		sdp_sk(sk)->conn->established = true;
+	/*
+	 * A child not in SYN_RECV with a live connection is its teardown's,
+	 * which took it off its listener or will (sdp_teardown_finish()): a
+	 * peer's malformed message before its RTU.  Only a listener read
+	 * under the lock is still the child's.
+	 */
+	lsk = sdp_sk(sk)->parent;
+	conn = sdp_sk(sk)->conn;
+	if (!lsk || sk->sk_state != TCP_SYN_RECV || !conn || conn->dying) {
+		release_sock(sk);
+		return 0;
+	}
+	sk->sk_state = TCP_ESTABLISHED;
+	conn->established = true;
 	sdp_stat_inc(sock_net(sk), SDP_MIB_PASSIVE_OPENS);
 	sdp_watchdog_arm(sk);
 	trace_sdp_accept(sk);
@@ -324,21 +334,6 @@ static int sdp_child_established(struct sock *sk)
 	release_sock(lsk);
 
 	return queued ? 0 : sdp_child_abort(sk);
-}
-
-/*
- * Whether a listener bound to a device (SO_BINDTODEVICE) takes the
- * request @id: it came in on that device, or on one of the VRF that the
- * device is, as TCP's listener lookup has it.
- */
-static bool sdp_request_on_device(const struct sock *lsk,
-				  const struct rdma_cm_id *id)
-{
-	int bound = READ_ONCE(lsk->sk_bound_dev_if);
-	int dev = id->route.addr.dev_addr.bound_dev_if;
-
-	return !bound || bound == dev ||
-	       bound == l3mdev_master_ifindex_by_index(sock_net(lsk), dev);
 }
 
 /*
@@ -367,10 +362,6 @@ int sdp_cm_request(struct sock *lsk, struct rdma_cm_id *id,
 		return -EPROTO;
 	}
 
-	if (!sdp_request_on_device(lsk, id)) {
-		sdp_stat_inc(sock_net(lsk), SDP_MIB_LISTEN_DROPS);
-		return -ECONNREFUSED;
-	}
 	lock_sock(lsk);
 	if (lsk->sk_state != TCP_LISTEN || sk_acceptq_is_full(lsk)) {
 		sdp_stat_inc(sock_net(lsk), SDP_MIB_LISTEN_DROPS);
@@ -513,6 +504,9 @@ int sdp_cm_connect(struct sock *sk, const struct sockaddr *addr)
 		return ret;
 	sk->sk_state = TCP_SYN_SENT;
 	sdp_neigh_prime(sock_net(sk), (struct sockaddr *)&dst);
+	/* SO_BINDTODEVICE: the route goes out of that device or VRF */
+	ssk->conn->id->route.addr.dev_addr.bound_dev_if =
+		READ_ONCE(sk->sk_bound_dev_if);
 	ret = rdma_resolve_addr(ssk->conn->id, NULL, (struct sockaddr *)&dst,
 				sdp_resolve_timeout_ms);
 	if (ret)

@@ -434,8 +434,10 @@ void sdp_fb_prepare(struct sock *sk)
 {
 	struct sdp_fallback *fb = sdp_sk(sk)->fb;
 
-	if (!fb || !fb->enabled || fb->tcp || fb->spare)
+	if (!fb || !fb->enabled || fb->tcp)
 		return;
+	/* (one of an earlier connect() has its options and address) */
+	sdp_fb_drop_spare(sk);
 	fb->spare_err = sdp_fb_create(sk, &fb->spare);
 }
 

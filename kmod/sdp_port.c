@@ -15,8 +15,10 @@
 #include <linux/hashtable.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
+#include <net/inet_sock.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/l3mdev.h>
 #include <net/tcp_states.h>
 
 #include "sdp.h"
@@ -360,20 +362,45 @@ void sdp_port_unbind(struct sock *sk)
 		sdp_group_free(group, id);
 }
 
-/* The next listener of @group that listens, held; NULL if none does. */
-static struct sock *sdp_group_pick(struct sdp_listen_group *group)
+/*
+ * Whether listener @sk takes a request that came in on device @dev, as
+ * TCP's lookup has it (inet_sk_bound_dev_eq()): a listener bound to a
+ * device (SO_BINDTODEVICE) takes that device's, or its VRF's; an unbound
+ * one takes those of no VRF, unless tcp_l3mdev_accept.  In the @tier of
+ * the bound (1) or the unbound (0).
+ */
+static bool sdp_listener_takes(const struct sock *sk, int dev, int tier)
+{
+	int bound = READ_ONCE(sk->sk_bound_dev_if);
+	int master = l3mdev_master_ifindex_by_index(sock_net(sk), dev);
+
+	if (inet_sk_state_load(sk) != TCP_LISTEN || !!bound != tier)
+		return false;
+	return inet_sk_bound_dev_eq(sock_net(sk), bound, master ? : dev,
+				    master ? dev : 0);
+}
+
+/*
+ * The next listener of @group that takes a request from device @dev,
+ * held: one bound to the device first, as TCP's lookup scores it; NULL
+ * if none does.
+ */
+static struct sock *sdp_group_pick(struct sdp_listen_group *group, int dev)
 {
 	struct sdp_sock *ssk;
 	unsigned int n = 0, i;
+	int tier;
 
-	list_for_each_entry(ssk, &group->members, listen_node)
-		if (inet_sk_state_load(&ssk->isk.sk) == TCP_LISTEN)
-			n++;
+	for (tier = 1; tier >= 0 && !n; tier--)
+		list_for_each_entry(ssk, &group->members, listen_node)
+			if (sdp_listener_takes(&ssk->isk.sk, dev, tier))
+				n++;
 	if (!n)
 		return NULL;
+	tier++;		/* (the one that had some) */
 	i = group->next++ % n;
 	list_for_each_entry(ssk, &group->members, listen_node) {
-		if (inet_sk_state_load(&ssk->isk.sk) != TCP_LISTEN)
+		if (!sdp_listener_takes(&ssk->isk.sk, dev, tier))
 			continue;
 		if (!i--) {
 			sock_hold(&ssk->isk.sk);
@@ -447,7 +474,7 @@ static int sdp_port_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		mutex_lock(&sdp_port_mutex);
-		lsk = sdp_group_pick(group);
+		lsk = sdp_group_pick(group, id->route.addr.dev_addr.bound_dev_if);
 		mutex_unlock(&sdp_port_mutex);
 		if (!lsk)
 			return -ECONNREFUSED;

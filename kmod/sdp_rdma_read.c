@@ -27,9 +27,9 @@
 #define SDP_RD_RECHECK	(HZ / 4)
 
 /*
- * How long a direct read may take without TCP_USER_TIMEOUT: the
- * transport's retries end a silent peer's read much sooner; a peer that
- * answers it a packet at a time is not let to hold the reader longer.
+ * How long a direct read may take: the transport's retries end a silent
+ * peer's read much sooner; a peer that answers it a packet at a time is
+ * not let to hold the reader longer.
  */
 #define SDP_RD_DEADLINE	(60 * HZ)
 
@@ -434,9 +434,9 @@ fail:
  *
  * Waits for the read: the device writes into the caller's pages until it
  * completes, or until the connection's drain, so the caller returns only
- * then.  A fatal signal, or a read that outlasts TCP_USER_TIMEOUT (else
- * SDP_RD_DEADLINE), aborts the connection, whose drain ends the read
- * soon.  Returns the bytes read, or a negative error (the connection
+ * then.  A fatal signal (the bytes would go to a reader that is gone),
+ * or a read that outlasts SDP_RD_DEADLINE, aborts the connection, whose
+ * drain ends the read soon.  Returns the bytes read, or a negative error (the connection
  * failed).
  */
 int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
@@ -450,9 +450,7 @@ int sdp_rd_direct(struct sock *sk, struct msghdr *msg, size_t max)
 	ssize_t got;
 	int ret;
 
-	deadline = jiffies + (ssk->user_timeout ?
-			      msecs_to_jiffies(ssk->user_timeout) :
-			      SDP_RD_DEADLINE);
+	deadline = jiffies + SDP_RD_DEADLINE;
 	got = sdp_rd_map_user(conn, rd, &msg->msg_iter,
 			      min_t(size_t, max, rd->len - rd->done));
 	if (got <= 0)

@@ -237,13 +237,16 @@ unpin:
 	return -ENOMEM;
 }
 
-/* Nothing the QP was asked to do is outstanding. */
+/*
+ * Nothing the QP was asked to do is outstanding, and no other sender's
+ * SrcAvail (a connection has one source state).
+ */
 static bool sdp_src_qp_idle(const struct sock *sk, const struct sdp_conn *conn)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
 	return ssk->tx_head == ssk->tx_tail && !ssk->rx_rd_busy &&
-	       !conn->probe_inflight;
+	       !conn->probe_inflight && !ssk->tx_src_active;
 }
 
 /*
@@ -345,12 +348,13 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 	while (ssk->tx_src_active) {
 		unsigned int state = TASK_INTERRUPTIBLE;
 		long t = SDP_SRC_RECHECK, left;
+		bool charge = false;
 
 		/* (once it is not live, the connection may be freed) */
 		live = live && sdp_src_live(sk, conn);
 		if (live) {
 			acked = src->acked;
-			cancelled = src->cancelled;
+			cancelled = src->cancelled || src->finishing;
 			if (!src->cancelled && !src->finishing &&
 			    (!*timeo || signal_pending(current))) {
 				src->cancelled = true;
@@ -368,19 +372,21 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 					  "SrcAvailCancel unanswered");
 				continue;
 			}
-			if (!src->cancelled)
+			charge = !cancelled;
+			if (charge)
 				t = min(*timeo, t);
 		}
 		/*
-		 * Cancelled or failed, the end is bounded (the sink's answer,
-		 * the abort, the teardown): no signal cuts that wait short.
+		 * Cancelled, finishing or failed, the end is bounded (the
+		 * sink's answer, the invalidation, the abort, the teardown):
+		 * no signal cuts that wait short, nor makes it spin.
 		 */
-		if (!live || cancelled)
+		if (!charge)
 			state = signal_pending(current) ? TASK_UNINTERRUPTIBLE :
 							  TASK_KILLABLE;
 		release_sock(sk);
 		left = sdp_wait_woken(sk, &wait, state, t);
-		if (live && !cancelled && *timeo != MAX_SCHEDULE_TIMEOUT)
+		if (charge && *timeo != MAX_SCHEDULE_TIMEOUT)
 			*timeo -= min(*timeo, t - left);
 		lock_sock(sk);
 	}
@@ -394,25 +400,8 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 	return acked;
 }
 
-/**
- * sdp_src_send - sends part of @msg by SrcAvail and waits for the sink
- * @sk: the socket, locked; there is room for a message with payload
- * @conn: its connection, which takes part in read zero-copy
- * @msg: the caller's message, from user memory
- * @timeo: the send's time left; decremented while it waits
- * @stop: set when the send must not go on (see below)
- *
- * Returns the bytes the sink read, which @msg is advanced past; 0 when it
- * refused (SendSM) before it read any: the caller sends the rest by
- * buffered copy; -ECANCELED when the send must not go on: the sender gave
- * up (a signal, or @timeo ran out) or the connection failed; -EFAULT for
- * a bad address; another error when the connection could not offer its
- * pages.  With a positive count, *@stop tells whether the send must not
- * go on; else the rest goes by buffered copy after a refusal, or by the
- * next SrcAvail.
- */
-ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
-		     struct msghdr *msg, long *timeo, bool *stop)
+static ssize_t __sdp_src_send(struct sock *sk, struct sdp_conn *conn,
+			      struct msghdr *msg, long *timeo, bool *stop)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_src *src;
@@ -450,14 +439,11 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 	if (sdp_src_register(conn, src)) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
 			  "cannot register a SrcAvail's pages");
-		iov_iter_revert(&msg->msg_iter, got);
-		return -ECONNRESET;
+		goto failed;
 	}
 	if (sdp_tx_post_src_avail(sk, conn, got, src->mr->rkey,
-				  src->mr->iova)) {
-		iov_iter_revert(&msg->msg_iter, got);
-		return -ECONNRESET;
-	}
+				  src->mr->iova))
+		goto failed;
 	sdp_stat_inc(sock_net(sk), SDP_MIB_SRC_AVAILS);
 	sdp_watchdog_arm(sk);	/* a peer that never reads: sdp_timer.c */
 
@@ -469,6 +455,43 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 	if (acked)
 		return acked;
 	return *stop ? -ECANCELED : 0;
+
+failed:
+	/* (the registration may be valid: back once the teardown revoked it) */
+	sdp_src_wait(sk, conn, timeo, &gave_up);
+	iov_iter_revert(&msg->msg_iter, got);
+	*stop = true;
+	return -ECONNRESET;
+}
+
+/**
+ * sdp_src_send - sends part of @msg by SrcAvail and waits for the sink
+ * @sk: the socket, locked; there is room for a message with payload
+ * @conn: its connection, which takes part in read zero-copy
+ * @msg: the caller's message, from user memory
+ * @timeo: the send's time left; decremented while it waits
+ * @stop: set when the send must not go on (see below)
+ *
+ * Returns the bytes the sink read, which @msg is advanced past; 0 when it
+ * refused (SendSM) before it read any: the caller sends the rest by
+ * buffered copy; -ECANCELED when the send must not go on: the sender gave
+ * up (a signal, or @timeo ran out) or the connection failed; -EFAULT for
+ * a bad address; another error when the connection could not offer its
+ * pages.  With a positive count, *@stop tells whether the send must not
+ * go on; else the rest goes by buffered copy after a refusal, or by the
+ * next SrcAvail.
+ */
+ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
+		     struct msghdr *msg, long *timeo, bool *stop)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	ssize_t ret;
+
+	/* The source state stays while a sender is here (sdp_tx_trim()). */
+	ssk->tx_src_senders++;
+	ret = __sdp_src_send(sk, conn, msg, timeo, stop);
+	ssk->tx_src_senders--;
+	return ret;
 }
 
 /*

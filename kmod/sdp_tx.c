@@ -547,7 +547,7 @@ void sdp_tx_trim(struct sock *sk)
 	sdp_stat_inc(sock_net(sk), SDP_MIB_TX_TRIMS);
 	sdp_tx_free_bufs(conn);
 	sdp_zcopy_free(conn);
-	if (conn->src && !conn->src->active)
+	if (conn->src && !conn->src->active && !ssk->tx_src_senders)
 		sdp_src_free(conn);
 	if (conn->rd && !conn->rd_active && !ssk->rx_rd_busy &&
 	    !conn->rd->npages && !conn->rd_compl_due)

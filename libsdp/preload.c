@@ -204,7 +204,8 @@ __attribute__((constructor)) static void libsdp_init(void)
 	setenv(WARNED_ENV, "1", 0);	/* (no threads yet) */
 	if (log_conf.dest == SDP_LOG_FILE && getauxval(AT_SECURE)) {
 		log_conf.dest = SDP_LOG_STDERR;
-		sdp_log(LOG_WARN_LEVEL, "secure execution: no log file (%s), stderr instead",
+		/* (quietly: every setuid program would say it) */
+		sdp_log(LOG_DEBUG_LEVEL, "secure execution: no log file (%s), stderr instead",
 			log_conf.path);
 	}
 	if (log_conf.dest == SDP_LOG_FILE) {
@@ -344,6 +345,10 @@ static int convert(int fd, int fallback)
 		socklen_t olen = options[i].len;
 
 		if (getsockopt(fd, options[i].level, options[i].name, buf, &olen))
+			continue;
+		/* (setting even a mark of 0 takes CAP_NET_ADMIN) */
+		if (options[i].name == SO_MARK && options[i].level == SOL_SOCKET &&
+		    !*(int *)buf)
 			continue;
 		if (setsockopt(s, options[i].level, options[i].name, buf, olen))
 			sdp_log(LOG_DEBUG_LEVEL, "fd %d: %s not carried over: %s",
