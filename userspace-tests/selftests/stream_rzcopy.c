@@ -505,6 +505,61 @@ TEST_F_TIMEOUT(rz, reset_in_the_middle, 60)
 }
 
 /*
+ * Two threads send 1 MiB each at once on one socket, one of 'a's, one of
+ * 'b's, behind 64 KiB of 'p's nobody read yet: both sends take all, and
+ * the reader gets exactly that much of each and nothing else (a connection has one SrcAvail out at a time: a second
+ * sender took over the first one's registration, its pages pinned for
+ * good).
+ */
+TEST_F_TIMEOUT(rz, two_senders_at_once, 60)
+{
+	const size_t len = 1 * MiB;
+	struct sender snd[2] = { { .fd = self->cfd, .len = len },
+				 { .fd = self->cfd, .len = len } };
+	size_t got = 0, count[256] = { 0 };
+	char *buf[2], *rbuf = malloc(64 * KiB);
+	pthread_t t[2];
+	ssize_t n, i;
+	int k;
+
+	ASSERT_NE(NULL, rbuf);
+	for (k = 0; k < 2; k++) {
+		buf[k] = malloc(len);
+		ASSERT_NE(NULL, buf[k]);
+		memset(buf[k], 'a' + k, len);
+		snd[k].buf = buf[k];
+	}
+	/* the ring busy first, so that both senders wait for it together */
+	memset(rbuf, 'p', 4 * KiB);
+	for (k = 0; k < 16; k++)
+		ASSERT_EQ((ssize_t)(4 * KiB), send(self->cfd, rbuf, 4 * KiB, 0));
+	stream_watchdog(50);
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, pthread_create(&t[k], NULL, send_once, &snd[k]));
+	usleep(200000);
+	while (got < 2 * len + 64 * KiB) {
+		n = read(self->afd, rbuf, 64 * KiB);
+		ASSERT_LT(0, n) TH_LOG("read after %zu bytes: %s", got,
+				       n ? strerror(errno) : "EOF");
+		for (i = 0; i < n; i++)
+			count[(unsigned char)rbuf[i]]++;
+		got += n;
+	}
+	for (k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	stream_watchdog(0);
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ((ssize_t)len, snd[k].n) TH_LOG("sender %d: %s", k,
+			  snd[k].n < 0 ? strerror(snd[k].err) : "short");
+		EXPECT_EQ(len, count['a' + k]);
+		free(buf[k]);
+	}
+	EXPECT_EQ(64 * KiB, count['p']);
+	EXPECT_EQ(2 * len + 64 * KiB, count['a'] + count['b'] + count['p']);
+	free(rbuf);
+}
+
+/*
  * read_zcopy_thresh: a send below it goes as Data messages from the
  * sender's pages, one at it by SrcAvail.
  */
