@@ -351,8 +351,20 @@ void sdp_child_release(struct sock *sk, struct sock *lsk)
 	sock_put(sk);
 }
 
-/* Frees a child that its listener still held, never accepted. */
-void sdp_child_destroy(struct sock *sk)
+/**
+ * sdp_child_end - ends a child that accept() never took
+ * @sk: the child
+ * @destroy_id: destroy its CM id too; false in a CM handler of that id,
+ *	which returns 1 for the CM to destroy it
+ *
+ * Takes the child off its listener (sdp_child_unhook()) and resets and
+ * frees its connection, as TCP resets its queued connections.  No lock
+ * held; @sk may be freed.
+ *
+ * Return: whether it had a connection to free: none when its teardown
+ * owns it (the teardown destroys that CM id), or it never got one.
+ */
+bool sdp_child_end(struct sock *sk, bool destroy_id)
 {
 	struct sdp_conn *conn;
 	struct sock *lsk;
@@ -362,9 +374,9 @@ void sdp_child_destroy(struct sock *sk)
 	lsk = sdp_child_unhook(sk);
 	release_sock(sk);
 
-	/* Never accepted: reset, as TCP resets its queued connections. */
-	sdp_conn_destroy(conn, true);
+	sdp_conn_destroy(conn, destroy_id);
 	sdp_child_release(sk, lsk);
+	return conn;
 }
 
 static int sdp_release(struct socket *sock)
@@ -406,7 +418,7 @@ static int sdp_release(struct socket *sock)
 	sdp_conn_destroy(conn, true);
 	list_for_each_entry_safe(child, tmp, &children, accept_node) {
 		list_del_init(&child->accept_node);
-		sdp_child_destroy(&child->isk.sk);
+		sdp_child_end(&child->isk.sk, true);
 	}
 	sock_put(sk);
 	return 0;

@@ -506,6 +506,9 @@ struct sdp_fallback {
  *	message with payload may follow it until it is done
  * @tx_src_senders: senders inside sdp_src_send(): sdp_tx_trim() leaves
  *	the source state to them
+ * @tx_src_busy: a sender's SrcAvail is out, or its result not taken yet:
+ *	another sender waits, so that it neither takes the source state over
+ *	nor is taken for the first one's end (sdp_src_qp_idle())
  * @rx_rd_busy: an RDMA Read of the peer's SrcAvail is under way; cleared
  *	by its completion, or by the connection's free after the drain,
  *	without the socket lock: a reader whose pages it reads into waits
@@ -621,6 +624,7 @@ struct sdp_sock {
 	bool			tx_src_active;
 	bool			rx_rd_busy;
 	unsigned int		tx_src_senders;
+	bool			tx_src_busy;
 	int			rx_rd_result;
 	unsigned int		rx_rd_waiters;
 	unsigned int		rx_sleepers;
@@ -771,7 +775,7 @@ int sdp_conn_new(struct sock *sk);
 void sdp_inherit(struct sock *sk, const struct sock *lsk);
 struct sock *sdp_child_unhook(struct sock *sk);
 void sdp_child_release(struct sock *sk, struct sock *lsk);
-void sdp_child_destroy(struct sock *sk);
+bool sdp_child_end(struct sock *sk, bool destroy_id);
 void sdp_wake_sleepers(struct sock *sk);
 void sdp_set_error(struct sock *sk, int err);
 

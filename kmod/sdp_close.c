@@ -244,7 +244,7 @@ static void sdp_disconnect(struct sock *sk)
 	sdp_conn_destroy(conn, true);
 	list_for_each_entry_safe(child, tmp, &children, accept_node) {
 		list_del_init(&child->accept_node);
-		sdp_child_destroy(&child->isk.sk);
+		sdp_child_end(&child->isk.sk, true);
 	}
 	lock_sock(sk);
 }

@@ -196,27 +196,13 @@ static int sdp_cm_device_removal(struct sock *sk, struct rdma_cm_id *id)
 }
 
 /*
- * A passive child that never got established, or whose listener is gone:
- * off its listener (sdp_child_unhook()), and its connection freed.  When
- * the connection's teardown has begun (the peer broke the protocol before
- * its RTU), the teardown owns the connection and its CM id, and destroys
- * both: the CM must not (returns 0).
+ * A passive child that never got established, or whose listener is gone,
+ * from a CM handler of its id: ended (sdp_child_end()), and the CM
+ * destroys the id (returns 1) unless the connection's teardown owns it.
  */
 static int sdp_child_abort(struct sock *sk)
 {
-	struct sdp_conn *conn;
-	struct sock *lsk;
-
-	lock_sock(sk);
-	conn = sdp_conn_take(sk);
-	lsk = sdp_child_unhook(sk);
-	release_sock(sk);
-
-	sdp_child_release(sk, lsk);
-	if (!conn)
-		return 0;
-	sdp_conn_destroy(conn, false);
-	return 1;
+	return sdp_child_end(sk, false) ? 1 : 0;
 }
 
 static int sdp_cm_addr_resolved(struct sock *sk, struct rdma_cm_id *id)

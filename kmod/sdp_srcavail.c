@@ -246,7 +246,7 @@ static bool sdp_src_qp_idle(const struct sock *sk, const struct sdp_conn *conn)
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
 	return ssk->tx_head == ssk->tx_tail && !ssk->rx_rd_busy &&
-	       !conn->probe_inflight && !ssk->tx_src_active;
+	       !conn->probe_inflight && !ssk->tx_src_busy;
 }
 
 /*
@@ -401,7 +401,8 @@ static u32 sdp_src_wait(struct sock *sk, struct sdp_conn *conn, long *timeo,
 }
 
 static ssize_t __sdp_src_send(struct sock *sk, struct sdp_conn *conn,
-			      struct msghdr *msg, long *timeo, bool *stop)
+			      struct msghdr *msg, long *timeo, bool *stop,
+			      bool *busy)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sdp_src *src;
@@ -436,6 +437,8 @@ static ssize_t __sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 	/* From here on, the connection's free lets go of the pages. */
 	src->active = true;
 	ssk->tx_src_active = true;
+	ssk->tx_src_busy = true;
+	*busy = true;
 	if (sdp_src_register(conn, src)) {
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_ERROR,
 			  "cannot register a SrcAvail's pages");
@@ -485,12 +488,18 @@ ssize_t sdp_src_send(struct sock *sk, struct sdp_conn *conn,
 		     struct msghdr *msg, long *timeo, bool *stop)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
+	bool busy = false;
 	ssize_t ret;
 
 	/* The source state stays while a sender is here (sdp_tx_trim()). */
 	ssk->tx_src_senders++;
-	ret = __sdp_src_send(sk, conn, msg, timeo, stop);
+	ret = __sdp_src_send(sk, conn, msg, timeo, stop, &busy);
 	ssk->tx_src_senders--;
+	/* Its result taken, another sender's SrcAvail may go. */
+	if (busy) {
+		ssk->tx_src_busy = false;
+		sdp_wake_sleepers(sk);
+	}
 	return ret;
 }
 
