@@ -324,7 +324,7 @@ static bool sdp_src_live(const struct sock *sk, const struct sdp_conn *conn)
 /*
  * Waits until the SrcAvail is done with: until no peer can read its pages
  * any more (tx_src_active clears when the invalidation completes, or when
- * the teardown of a failed connection deregisters them: sdp_src_free()),
+ * the teardown of a failed connection revokes them: sdp_src_revoke()),
  * so that the program may reuse them once the send returns.  On a signal
  * or when the send's time runs out (@timeo), asks the sink to stop, and
  * waits for its answer, which SDP_SRC_CANCEL_WAIT bounds (then the
