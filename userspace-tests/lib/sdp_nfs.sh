@@ -34,18 +34,30 @@ NFSD_FS=/proc/fs/nfsd
 
 nfs_export() { echo "$1/export"; }
 
+# rpcbind answering (started, its output in DIR, if none runs): nfsd and
+# lockd register with it.  A socket file left by one that stopped says
+# nothing, and one that a test before is stopping goes: then once more.
+nfs_rpcbind_up() {
+    local dir=$1 _
+    for _ in 1 2; do
+        # (the daemons' output away from ktap_run's, which would wait for them)
+        if ! pgrep -x rpcbind >/dev/null; then
+            mkdir -p /run/rpcbind
+            rpcbind -w -f >"$dir/rpcbind.log" 2>&1 &
+            echo $! >"$dir/rpcbind.pid"
+        fi
+        for _ in $(seq 50); do rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && return 0; sleep 0.1; done
+    done
+    echo "rpcbind does not answer"
+    return 1
+}
+
 nfs_server_start() {
     local dir=$1 mib=$2 l
     shift 2
     mkdir -p "$dir/export"
     mountpoint -q "$dir/export" || mount -t tmpfs -o "size=${mib}m" tmpfs "$dir/export"
-    # (the daemons' output away from ktap_run's, which would wait for them)
-    if ! pgrep -x rpcbind >/dev/null; then
-        mkdir -p /run/rpcbind
-        rpcbind -w -f >"$dir/rpcbind.log" 2>&1 &
-        echo $! >"$dir/rpcbind.pid"
-    fi
-    for _ in $(seq 50); do [[ -S /run/rpcbind.sock ]] && break; sleep 0.1; done
+    nfs_rpcbind_up "$dir"
     mountpoint -q "$NFSD_FS" || mount -t nfsd nfsd "$NFSD_FS"
     exportfs -o rw,no_root_squash,fsid=0,insecure,no_subtree_check "$SDP_A4/32:$dir/export"
     exportfs -o rw,no_root_squash,fsid=0,insecure,no_subtree_check "[$SDP_A6]/128:$dir/export"
