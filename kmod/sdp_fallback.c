@@ -441,7 +441,10 @@ void sdp_fb_prepare(struct sock *sk)
 	fb->spare_err = sdp_fb_create(sk, &fb->spare);
 }
 
-/* The SDP connection is up: no fallback any more.  Socket lock held. */
+/*
+ * The spare TCP socket goes: the SDP connection is up, the next
+ * connect() makes its own, or the socket closes.  Socket lock held.
+ */
 void sdp_fb_drop_spare(struct sock *sk)
 {
 	struct sdp_fallback *fb = sdp_sk(sk)->fb;

@@ -366,13 +366,13 @@ void sdp_port_unbind(struct sock *sk)
  * Whether listener @sk takes a request that came in on device @dev, as
  * TCP's lookup has it (inet_sk_bound_dev_eq()): a listener bound to a
  * device (SO_BINDTODEVICE) takes that device's, or its VRF's; an unbound
- * one takes those of no VRF, unless tcp_l3mdev_accept.  In the @tier of
- * the bound (1) or the unbound (0).
+ * one takes those of no VRF, unless tcp_l3mdev_accept.  @master is
+ * @dev's VRF, or 0.  In the @tier of the bound (1) or the unbound (0).
  */
-static bool sdp_listener_takes(const struct sock *sk, int dev, int tier)
+static bool sdp_listener_takes(const struct sock *sk, int dev, int master,
+			       int tier)
 {
 	int bound = READ_ONCE(sk->sk_bound_dev_if);
-	int master = l3mdev_master_ifindex_by_index(sock_net(sk), dev);
 
 	if (inet_sk_state_load(sk) != TCP_LISTEN || !!bound != tier)
 		return false;
@@ -381,11 +381,12 @@ static bool sdp_listener_takes(const struct sock *sk, int dev, int tier)
 }
 
 /*
- * The next listener of @group that takes a request from device @dev,
- * held: one bound to the device first, as TCP's lookup scores it; NULL
+ * The next listener of @group that takes a request from device @dev (of
+ * VRF @master, or 0), held: one bound to the device first, as TCP's lookup scores it; NULL
  * if none does.
  */
-static struct sock *sdp_group_pick(struct sdp_listen_group *group, int dev)
+static struct sock *sdp_group_pick(struct sdp_listen_group *group, int dev,
+				   int master)
 {
 	struct sdp_sock *ssk;
 	unsigned int n = 0, i;
@@ -393,14 +394,14 @@ static struct sock *sdp_group_pick(struct sdp_listen_group *group, int dev)
 
 	for (tier = 1; tier >= 0 && !n; tier--)
 		list_for_each_entry(ssk, &group->members, listen_node)
-			if (sdp_listener_takes(&ssk->isk.sk, dev, tier))
+			if (sdp_listener_takes(&ssk->isk.sk, dev, master, tier))
 				n++;
 	if (!n)
 		return NULL;
 	tier++;		/* (the one that had some) */
 	i = group->next++ % n;
 	list_for_each_entry(ssk, &group->members, listen_node) {
-		if (!sdp_listener_takes(&ssk->isk.sk, dev, tier))
+		if (!sdp_listener_takes(&ssk->isk.sk, dev, master, tier))
 			continue;
 		if (!i--) {
 			sock_hold(&ssk->isk.sk);
@@ -468,13 +469,16 @@ static int sdp_group_removed(struct sdp_listen_group *group)
 static int sdp_port_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct sdp_listen_group *group = id->context;
+	int ret, dev, master;
 	struct sock *lsk;
-	int ret;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		dev = id->route.addr.dev_addr.bound_dev_if;
+		master = l3mdev_master_ifindex_by_index(id->route.addr.dev_addr.net,
+							dev);
 		mutex_lock(&sdp_port_mutex);
-		lsk = sdp_group_pick(group, id->route.addr.dev_addr.bound_dev_if);
+		lsk = sdp_group_pick(group, dev, master);
 		mutex_unlock(&sdp_port_mutex);
 		if (!lsk)
 			return -ECONNREFUSED;
