@@ -88,6 +88,12 @@ TEST_BIN := $(patsubst userspace-tests/selftests/%.c,$(BUILD)/selftests/%,$(TEST
 TOOL_BIN := $(patsubst userspace-tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
 # Libraries a tool needs beyond -lpthread: LDLIBS_<tool>.
 LDLIBS_sdp_hostile := -lrdmacm -libverbs
+LDLIBS_sdp_wirefuzz := -lrdmacm -libverbs
+# Sources a tool has beyond its own: TOOL_SRC_<tool>.  The peers of our
+# own (rdma_peer.c) speak SDP through their own verbs objects.
+PEER_SRC := userspace-tests/tools/peer/rdma_peer.c
+TOOL_SRC_sdp_hostile := $(PEER_SRC)
+TOOL_SRC_sdp_wirefuzz := $(PEER_SRC)
 LDLIBS_conn_rate := -lrdmacm
 
 # User-space ONC RPC: the interposer built from the libtirpc series' own
@@ -413,7 +419,8 @@ $(LIBSDP): $(LIBSDP_SRC) libsdp/rules.h $(TEST_H)
 
 $(BUILD)/tools/%: userspace-tests/tools/%.c $(TEST_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< -lpthread $(LDLIBS_$*)
+	$(CC) $(CFLAGS_USER) -I$(TOP)/userspace-tests/tools -o $@ $< $(TOOL_SRC_$*) -lpthread $(LDLIBS_$*)
+$(BUILD)/tools/sdp_hostile $(BUILD)/tools/sdp_wirefuzz: $(PEER_SRC) $(PEER_SRC:.c=.h)
 
 $(BUILD)/shims/%.so: userspace-tests/shims/%.c
 	@mkdir -p $(@D)

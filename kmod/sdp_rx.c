@@ -120,7 +120,7 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
 	return NULL;
 }
 
-/* The length read zero-copy's messages must have; 0 for the others. */
+/* The length a control message must have; 0 for Data, of any length. */
 static u32 sdp_rx_msg_len(u8 mid)
 {
 	switch (mid) {
@@ -128,6 +128,8 @@ static u32 sdp_rx_msg_len(u8 mid)
 		return sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah);
 	case SDP_MID_RDMA_RD_COMPL:
 		return sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch);
+	case SDP_MID_DISCONN:
+	case SDP_MID_ABORT_CONN:
 	case SDP_MID_SRC_CANCEL:
 	case SDP_MID_SEND_SM:
 		return sizeof(struct sdp_bsdh);
@@ -469,11 +471,6 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	case SDP_MID_DATA:
 		return len;
 	case SDP_MID_DISCONN:
-		if (len) {
-			sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PROTOCOL,
-				  "DisConn with payload");
-			return 0;
-		}
 		sdp_disconn_rcvd(sk);
 		return 0;
 	case SDP_MID_ABORT_CONN:

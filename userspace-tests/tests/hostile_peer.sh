@@ -4,12 +4,11 @@
 # host B) gets its connection refused or aborted: bad Hellos are rejected
 # with nothing to accept; malformed message streams (bad lengths, an
 # oversize message, an unknown message id, payload on the last credit,
-# data after DisConn, a sequence gap, read zero-copy's messages where the
-# peer may not send them, a SrcAvail whose RDMA Read fails, a malformed
-# message before the RTU) make the
-# accepted socket see
-# ECONNRESET and the peer a CM disconnect.  For each: exactly one new
-# (rate-limited) kernel log line naming the peer and why, the matching
+# data after DisConn, a DisConn with payload, a sequence gap, read
+# zero-copy's messages where the peer may not send them, a SrcAvail whose
+# RDMA Read fails, a malformed message before the RTU) make the accepted
+# socket see ECONNRESET and the peer a CM disconnect.  For each: exactly
+# one new (rate-limited) kernel log line naming the peer and why, the matching
 # /proc/net/sdpstats counter up by one, and no QP or CM id left behind.
 # A valid stream is the control, and a healthy SDP connection moving
 # checksummed data carries on while the malformed cases run again.
@@ -89,6 +88,7 @@ MALFORMED=(
     "unknown-mid 19507 AbortOnProtocolError unsupported.message.id"
     "credit-overflow 19508 AbortOnProtocolError payload.on.the.last.credit"
     "data-after-disconn 19509 AbortOnProtocolError message.after.DisConn"
+    "disconn-payload 19516 AbortOnProtocolError wrong.length.for.its.id"
     "seq-order 19510 AbortOnProtocolError sequence.number.out.of.order"
     "srcavail-not-offered 19511 AbortOnProtocolError read.zero-copy.message,.not.offered"
     "srcavail-bad-rkey 19512 AbortOnTransportError -"

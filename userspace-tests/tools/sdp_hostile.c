@@ -23,6 +23,7 @@
  *                       the HelloAck: the last uses the last credit for
  *                       payload
  *   data-after-disconn  DisConn, then Data with payload
+ *   disconn-payload     a DisConn of 17 bytes: one byte after its header
  *   seq-order           Data "x" with MSeq 1, then Data "y" with MSeq 3
  *   srcavail-not-offered  a SrcAvail, though our Hello did not offer read
  *                       zero-copy
@@ -65,76 +66,12 @@
  * exits 0 only when the expectation is met, 1 otherwise, 2 on bad usage.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
-#include <infiniband/verbs.h>
-#include <rdma/rdma_cma.h>
-
 #include "sdp_hosts.h"
-
-/* The wire format, as kmod/sdp_wire.h has it. */
-struct bsdh {
-	uint8_t mid;
-	uint8_t flags;
-	uint16_t bufs;
-	uint32_t len;
-	uint32_t mseq;
-	uint32_t mseq_ack;
-} __attribute__((packed));
-
-struct hh {
-	uint8_t majv_minv;
-	uint8_t ipv_cap;
-	uint8_t rsvd1;
-	uint8_t max_adverts;
-	uint32_t des_rem_rcv_sz;
-	uint32_t local_rcv_sz;
-	uint16_t local_port;
-	uint16_t rsvd2;
-} __attribute__((packed));
-
-struct hah {
-	uint8_t majv_minv;
-	uint8_t ipv_cap;
-	uint8_t rsvd1;
-	uint8_t ext_max_adverts;
-	uint32_t act_rcv_sz;
-} __attribute__((packed));
-
-struct hello {
-	struct bsdh bsdh;
-	struct hh hh;
-} __attribute__((packed));
-
-struct hello_ack {
-	struct bsdh bsdh;
-	struct hah hah;
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct bsdh) == 16, "BSDH");
-_Static_assert(sizeof(struct hello) == 32, "Hello");
-_Static_assert(sizeof(struct hello_ack) == 24, "HelloAck");
-
-#define MID_HELLO	0x00
-#define MID_HELLO_ACK	0x01
-#define MID_DISCONN	0x02
-#define MID_RDMA_RD_COMPL 0x06
-#define MID_SRC_AVAIL	0xfe
-#define CAP_READ_ZCOPY	0x01	/* the low nibble of IPV/Cap */
-#define MID_DATA	0xff
-#define MAJV_MINV	0x22
-
-#define RX_N		32		/* our receive buffers ... */
-#define RX_SIZE		16384		/* ... of this size */
-#define TX_N		64		/* send slots ... */
-#define TX_SIZE		(65536 + 4096)	/* ... of this size: more than a 64 KiB buffer */
-#define CQ_SIZE		(RX_N + TX_N + 8)
-#define WAIT_MS		20000		/* the bound of every wait */
-#define RESOLVE_MS	5000
+#include "peer/rdma_peer.h"
 
 enum kind { HELLO_BAD, ABORT, NO_RTU, SRC_AFTER_ABORT, GOOD };
 
@@ -151,6 +88,7 @@ static const struct {
 	{ "unknown-mid", ABORT },
 	{ "credit-overflow", ABORT },
 	{ "data-after-disconn", ABORT },
+	{ "disconn-payload", ABORT },
 	{ "seq-order", ABORT },
 	{ "srcavail-not-offered", ABORT },
 	{ "srcavail-bad-rkey", ABORT },
@@ -159,485 +97,6 @@ static const struct {
 	{ "srcavail-after-abort", SRC_AFTER_ABORT },
 	{ "good", GOOD },
 };
-
-static const char *case_name;
-static char peer_name[64] = "10.99.0.1:?";
-
-static void say(const char *verdict, const char *fmt, va_list ap)
-{
-	printf("sdp_hostile: %s: %s: peer %s: ", case_name, verdict, peer_name);
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static int failed;
-
-/* The one line saying what went wrong; returns -1 for the caller's return. */
-static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	say("FAIL", fmt, ap);
-	va_end(ap);
-	failed = 1;
-	return -1;
-}
-
-static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	say("ok", fmt, ap);
-	va_end(ap);
-}
-
-static int left_ms(long deadline)
-{
-	long left = deadline - now_ms();
-
-	return left > 0 ? (int)left : 0;
-}
-
-/* The malicious peer: its CM id and verbs objects, and what it saw. */
-struct peer {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char *mem;		/* RX_N receive buffers, then TX_N send slots */
-	int qp;			/* rdma_create_qp() succeeded */
-	struct ibv_qp *own_qp;	/* no_rtu: a QP of ours, not the CM id's */
-	struct ibv_qp *ibqp;	/* the QP in use: the id's or own_qp */
-	int no_rtu;		/* connect with own_qp, never send the RTU */
-
-	/* CM events */
-	int addr_resolved, route_resolved;
-	int established, responded, rejected, disconnected, other_event;
-	int reject_status;
-	enum rdma_cm_event_type last_event;
-	int events;		/* CM events taken */
-	struct hello_ack ack;
-
-	/* messages */
-	uint32_t tx_mseq;	/* MSeq of our last message */
-	uint32_t rx_mseq;	/* MSeq of the last message from the SDP side */
-	unsigned int tx_posted, tx_done, tx_errors, rx_done, rx_errors;
-	enum ibv_wc_status tx_status, rx_status;
-	struct bsdh rx_last;	/* the last message from the SDP side */
-	uint32_t src_len, src_rkey;	/* its last SrcAvail */
-	uint64_t src_vaddr;
-	int rx_srcavail;	/* a SrcAvail came */
-	int rx_disconn;		/* a DisConn came from the SDP side */
-};
-
-static char *rx_buf(struct peer *p, int i)
-{
-	return p->mem + (size_t)i * RX_SIZE;
-}
-
-static char *tx_buf(struct peer *p, unsigned int i)
-{
-	return p->mem + (size_t)RX_N * RX_SIZE + (size_t)(i % TX_N) * TX_SIZE;
-}
-
-static const char *last_event(const struct peer *p)
-{
-	return p->events ? rdma_event_str(p->last_event) : "none";
-}
-
-/* Takes one CM event, if one comes within @ms.  0, or -1 on error. */
-static int cm_event(struct peer *p, int ms)
-{
-	struct pollfd pfd = { .fd = p->ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-	size_t n;
-
-	if (poll(&pfd, 1, ms) <= 0)
-		return 0;
-	if (rdma_get_cm_event(p->ch, &ev)) {
-		if (errno == EAGAIN)
-			return 0;
-		return fail("rdma_get_cm_event: %s", strerror(errno));
-	}
-	p->last_event = ev->event;
-	p->events++;
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-	case RDMA_CM_EVENT_CONNECT_RESPONSE:	/* (no_rtu: the REP) */
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
-			p->established = 1;
-		else
-			p->responded = 1;
-		n = ev->param.conn.private_data_len;
-		if (n > sizeof(p->ack))
-			n = sizeof(p->ack);
-		memset(&p->ack, 0, sizeof(p->ack));
-		if (ev->param.conn.private_data)
-			memcpy(&p->ack, ev->param.conn.private_data, n);
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		p->rejected = 1;
-		p->reject_status = ev->status;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		p->disconnected = 1;
-		break;
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		p->addr_resolved = 1;
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		p->route_resolved = 1;
-		break;
-	default:
-		p->other_event = ev->event;
-		break;
-	}
-	rdma_ack_cm_event(ev);
-	return 0;
-}
-
-/* Reaps completions: our sends, and the SDP side's messages. */
-static void poll_cq(struct peer *p)
-{
-	struct ibv_wc wc[16];
-	int n, i;
-
-	if (!p->cq)
-		return;
-	while ((n = ibv_poll_cq(p->cq, 16, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			/* (opcode is not set in an error completion) */
-			if (wc[i].wr_id >= RX_N) {
-				p->tx_done++;
-				if (wc[i].status != IBV_WC_SUCCESS &&
-				    !p->tx_errors++)
-					p->tx_status = wc[i].status;
-				continue;
-			}
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				if (wc[i].status != IBV_WC_WR_FLUSH_ERR &&
-				    !p->rx_errors++)
-					p->rx_status = wc[i].status;
-				continue;
-			}
-			p->rx_done++;
-			memcpy(&p->rx_last, rx_buf(p, wc[i].wr_id),
-			       sizeof(p->rx_last));
-			p->rx_mseq = ntohl(p->rx_last.mseq);
-			if (p->rx_last.mid == MID_DISCONN)
-				p->rx_disconn = 1;
-			if (p->rx_last.mid == MID_SRC_AVAIL) {
-				const uint32_t *ext = (const uint32_t *)
-					(rx_buf(p, wc[i].wr_id) + sizeof(struct bsdh));
-
-				p->src_len = ntohl(ext[0]);
-				p->src_rkey = ntohl(ext[1]);
-				p->src_vaddr = (uint64_t)ntohl(ext[2]) << 32 |
-					       ntohl(ext[3]);
-				p->rx_srcavail = 1;
-			}
-			/* Nothing we send needs the buffer back. */
-		}
-	}
-}
-
-/* CM events and completions until *@flag is set or @deadline passes. */
-static int pump_until(struct peer *p, const int *flag, long deadline)
-{
-	while (!*flag) {
-		int ms = left_ms(deadline);
-
-		poll_cq(p);
-		if (!ms)
-			return -1;
-		if (cm_event(p, ms < 20 ? ms : 20))
-			return -1;
-	}
-	poll_cq(p);
-	return 0;
-}
-
-static int post_recv(struct peer *p, int i)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)rx_buf(p, i),
-		.length = RX_SIZE,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(p->ibqp, &wr, &bad);
-}
-
-/*
- * Sends one message: a BSDH with @mid, @len in its length field, our
- * next MSeq plus @mseq_skip, then @payload_len bytes of @payload (zeros
- * when NULL); @size bytes on the wire in all.
- */
-static int send_msg(struct peer *p, uint8_t mid, uint32_t len, uint32_t size,
-		    uint32_t mseq_skip, const void *payload, uint32_t payload_len)
-{
-	char *buf = tx_buf(p, p->tx_posted);
-	struct bsdh *b = (struct bsdh *)buf;
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
-		.length = size,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = RX_N + p->tx_posted,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
-
-	poll_cq(p);
-	if (size > TX_SIZE || p->tx_posted - p->tx_done >= TX_N)
-		return fail("send_msg: no room");
-	memset(buf, 0, size);
-	b->mid = mid;
-	b->bufs = htons(RX_N);
-	b->len = htonl(len);
-	b->mseq = htonl(p->tx_mseq + 1 + mseq_skip);
-	b->mseq_ack = htonl(p->rx_mseq);
-	if (payload && payload_len)
-		memcpy(buf + sizeof(*b), payload, payload_len);
-	if (ibv_post_send(p->ibqp, &wr, &bad))
-		return fail("ibv_post_send: %s", strerror(errno));
-	p->tx_mseq += 1 + mseq_skip;
-	p->tx_posted++;
-	return 0;
-}
-
-/* An RDMA Read of @len bytes at @rkey/@vaddr into our next send slot. */
-static int post_read(struct peer *p, uint32_t rkey, uint64_t vaddr,
-		     uint32_t len)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)tx_buf(p, p->tx_posted),
-		.length = len,
-		.lkey = p->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = RX_N + p->tx_posted,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = vaddr, .rkey = rkey },
-	};
-	struct ibv_send_wr *bad;
-
-	poll_cq(p);
-	if (len > TX_SIZE || p->tx_posted - p->tx_done >= TX_N)
-		return fail("post_read: no room");
-	memset(tx_buf(p, p->tx_posted), 0, len);
-	if (ibv_post_send(p->ibqp, &wr, &bad))
-		return fail("ibv_post_send (RDMA Read): %s", strerror(errno));
-	p->tx_posted++;
-	return 0;
-}
-
-/* A well-formed Data message carrying @n bytes of @data. */
-static int send_data(struct peer *p, const char *data, uint32_t n)
-{
-	return send_msg(p, MID_DATA, sizeof(struct bsdh) + n,
-			sizeof(struct bsdh) + n, 0, data, n);
-}
-
-static void peer_destroy(struct peer *p)
-{
-	if (p->id && p->qp)
-		rdma_destroy_qp(p->id);
-	if (p->own_qp)
-		ibv_destroy_qp(p->own_qp);
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	if (p->cq)
-		ibv_destroy_cq(p->cq);
-	if (p->pd)
-		ibv_dealloc_pd(p->pd);
-	if (p->id)
-		rdma_destroy_id(p->id);
-	if (p->ch)
-		rdma_destroy_event_channel(p->ch);
-	free(p->mem);
-	memset(p, 0, sizeof(*p));
-}
-
-/* Moves own_qp to @state with the attributes the CM id gives for it. */
-static int own_qp_to(struct peer *p, enum ibv_qp_state state)
-{
-	struct ibv_qp_attr attr = { .qp_state = state };
-	int mask;
-
-	if (rdma_init_qp_attr(p->id, &attr, &mask))
-		return fail("rdma_init_qp_attr(%d): %s", state, strerror(errno));
-	if (ibv_modify_qp(p->own_qp, &attr, mask))
-		return fail("ibv_modify_qp(%d): %s", state, strerror(errno));
-	return 0;
-}
-
-/*
- * Resolves host B from host A, makes the verbs objects, posts the receive
- * buffers and connects with @priv as the REQ's private data.  Returns once
- * the connection is established or rejected; 0, or -1 (said why).
- */
-static int peer_connect(struct peer *p, int port, const void *priv,
-			uint8_t priv_len)
-{
-	struct sockaddr_storage src, dst;
-	struct ibv_qp_init_attr attr = {
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 0,
-		.cap = {
-			.max_send_wr = TX_N,
-			.max_recv_wr = RX_N,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-	};
-	struct rdma_conn_param param = {
-		.private_data = priv,
-		.private_data_len = priv_len,
-		.responder_resources = 1,
-		.initiator_depth = 1,
-		.retry_count = 7,
-		.rnr_retry_count = 7,
-	};
-	size_t memsize = (size_t)RX_N * RX_SIZE + (size_t)TX_N * TX_SIZE;
-	long deadline;
-	int flags, i;
-
-	p->ch = rdma_create_event_channel();
-	if (!p->ch)
-		return fail("rdma_create_event_channel: %s", strerror(errno));
-	flags = fcntl(p->ch->fd, F_GETFL);
-	if (flags < 0 || fcntl(p->ch->fd, F_SETFL, flags | O_NONBLOCK))
-		return fail("fcntl: %s", strerror(errno));
-	if (rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP))
-		return fail("rdma_create_id: %s", strerror(errno));
-
-	sdp_host_addr(&src, AF_INET, 'A', 0);
-	sdp_host_addr(&dst, AF_INET, 'B', port);
-	if (rdma_resolve_addr(p->id, (struct sockaddr *)&src,
-			      (struct sockaddr *)&dst, RESOLVE_MS))
-		return fail("rdma_resolve_addr: %s", strerror(errno));
-	deadline = now_ms() + RESOLVE_MS + 2000;
-	while (!p->addr_resolved) {
-		if (!left_ms(deadline) || p->other_event)
-			return fail("address not resolved (event %s)",
-				    last_event(p));
-		if (cm_event(p, left_ms(deadline)))
-			return -1;
-	}
-	if (rdma_resolve_route(p->id, RESOLVE_MS))
-		return fail("rdma_resolve_route: %s", strerror(errno));
-	deadline = now_ms() + RESOLVE_MS + 2000;
-	while (!p->route_resolved) {
-		if (!left_ms(deadline) || p->other_event)
-			return fail("route not resolved (event %s)",
-				    last_event(p));
-		if (cm_event(p, left_ms(deadline)))
-			return -1;
-	}
-	snprintf(peer_name, sizeof(peer_name), "%s:%u", SDP_A4,
-		 ntohs(rdma_get_src_port(p->id)));
-
-	p->pd = ibv_alloc_pd(p->id->verbs);
-	if (!p->pd)
-		return fail("ibv_alloc_pd: %s", strerror(errno));
-	p->cq = ibv_create_cq(p->id->verbs, CQ_SIZE, NULL, NULL, 0);
-	if (!p->cq)
-		return fail("ibv_create_cq: %s", strerror(errno));
-	p->mem = calloc(1, memsize);
-	if (!p->mem)
-		return fail("out of memory");
-	p->mr = ibv_reg_mr(p->pd, p->mem, memsize, IBV_ACCESS_LOCAL_WRITE);
-	if (!p->mr)
-		return fail("ibv_reg_mr: %s", strerror(errno));
-	attr.send_cq = p->cq;
-	attr.recv_cq = p->cq;
-	if (p->no_rtu) {
-		/* a QP the CM does not drive: we move it, and send no RTU */
-		p->own_qp = ibv_create_qp(p->pd, &attr);
-		if (!p->own_qp)
-			return fail("ibv_create_qp: %s", strerror(errno));
-		p->ibqp = p->own_qp;
-		if (own_qp_to(p, IBV_QPS_INIT))
-			return -1;
-		param.qp_num = p->own_qp->qp_num;
-	} else {
-		if (rdma_create_qp(p->id, p->pd, &attr))
-			return fail("rdma_create_qp: %s", strerror(errno));
-		p->qp = 1;
-		p->ibqp = p->id->qp;
-	}
-	for (i = 0; i < RX_N; i++)
-		if (post_recv(p, i))
-			return fail("ibv_post_recv: %s", strerror(errno));
-
-	if (rdma_connect(p->id, &param))
-		return fail("rdma_connect: %s", strerror(errno));
-	deadline = now_ms() + WAIT_MS;
-	while (!p->established && !p->responded && !p->rejected) {
-		if (!left_ms(deadline) || p->other_event)
-			return fail("no answer to the connection request (event %s)",
-				    last_event(p));
-		if (cm_event(p, left_ms(deadline)))
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The SDP listener on host B; @rcvbuf (if not 0) before listen(), and
- * @backlog.
- */
-static int sdp_listen(int port, int rcvbuf, int backlog)
-{
-	struct sockaddr_storage b;
-	socklen_t blen = sdp_host_addr(&b, AF_INET, 'B', port);
-	int fd = socket(AF_INET_SDP, SOCK_STREAM | SOCK_NONBLOCK, 0);
-
-	if (fd < 0) {
-		fail("SDP socket: %s", strerror(errno));
-		return -1;
-	}
-	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-				  sizeof(rcvbuf))) ||
-	    bind(fd, (struct sockaddr *)&b, blen) || listen(fd, backlog)) {
-		fail("SDP listener on %s:%d: %s", SDP_B4, port, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-
-/* Waits, at most WAIT_MS, for the listener's connection and accepts it. */
-static int sdp_accept(int lfd)
-{
-	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-	int fd;
-
-	if (poll(&pfd, 1, WAIT_MS) <= 0) {
-		fail("nothing to accept on the SDP listener within %d ms",
-		     WAIT_MS);
-		return -1;
-	}
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		fail("accept: %s", strerror(errno));
-	return fd;
-}
 
 /*
  * Reads the accepted socket until EOF or an error, at most WAIT_MS in
@@ -674,31 +133,20 @@ static int sdp_read(int fd, char *buf, size_t size, size_t *got,
 	}
 }
 
-/* A valid Hello, as the module's own connect() sends it. */
-static void fill_hello(struct hello *h)
-{
-	memset(h, 0, sizeof(*h));
-	h->bsdh.mid = MID_HELLO;
-	h->bsdh.bufs = htons(RX_N);
-	h->bsdh.len = htonl(sizeof(*h));
-	h->hh.majv_minv = MAJV_MINV;
-	h->hh.ipv_cap = 4 << 4;
-	if (!strncmp(case_name, "srcavail-bad", 12) ||
-	    !strncmp(case_name, "srcavail-after", 14) ||
-	    !strncmp(case_name, "rdcompl", 7))
-		h->hh.ipv_cap |= CAP_READ_ZCOPY;
-	h->hh.max_adverts = 1;
-	h->hh.des_rem_rcv_sz = htonl(RX_SIZE);
-	h->hh.local_rcv_sz = htonl(RX_SIZE);
-	/* LocalPort stays 0: the CM's header carries the ports. */
-}
-
 static int is_case(const char *name)
 {
 	return !strcmp(case_name, name);
 }
 
 static int port = 19500;
+
+/* The cases that offer read zero-copy in their Hello. */
+static int read_zcopy_case(void)
+{
+	return !strncmp(case_name, "srcavail-bad", 12) ||
+	       !strncmp(case_name, "srcavail-after", 14) ||
+	       !strncmp(case_name, "rdcompl", 7);
+}
 
 /* The hello-* cases: rejected, and nothing reaches the listener. */
 static int run_bad_hello(struct peer *p, int lfd)
@@ -707,14 +155,14 @@ static int run_bad_hello(struct peer *p, int lfd)
 	uint8_t len = sizeof(h);
 	int fd;
 
-	fill_hello(&h);
+	fill_hello(&h, read_zcopy_case());
 	if (is_case("hello-version"))
 		h.hh.majv_minv = 0x11;
 	else if (is_case("hello-maxadverts0"))
 		h.hh.max_adverts = 0;
 	else
 		len = 20;
-	if (peer_connect(p, port, &h, len))
+	if (peer_connect(p, port, &h, len, 0))
 		return -1;
 	if (p->established)
 		return fail("connection established: the bad Hello was accepted");
@@ -730,27 +178,13 @@ static int run_bad_hello(struct peer *p, int lfd)
 	return 0;
 }
 
-/* The HelloAck in the REP's private data. */
-static int check_ack(struct peer *p)
-{
-	const struct hello_ack *a = &p->ack;
-
-	if (a->bsdh.mid != MID_HELLO_ACK)
-		return fail("HelloAck with mid 0x%02x, want 0x01", a->bsdh.mid);
-	if (!ntohs(a->bsdh.bufs))
-		return fail("HelloAck with bufs 0");
-	if (a->hah.majv_minv != MAJV_MINV)
-		return fail("HelloAck with MajV/MinV 0x%02x", a->hah.majv_minv);
-	return 0;
-}
-
 /* Connects with a valid Hello, checks the HelloAck and accepts. */
 static int connect_valid(struct peer *p, int lfd, int *afd)
 {
 	struct hello h;
 
-	fill_hello(&h);
-	if (peer_connect(p, port, &h, sizeof(h)))
+	fill_hello(&h, read_zcopy_case());
+	if (peer_connect(p, port, &h, sizeof(h), 0))
 		return -1;
 	if (!p->established)
 		return fail("a valid Hello was rejected (reject status %d)",
@@ -839,6 +273,8 @@ static int run_abort(struct peer *p, int lfd, int *afd)
 		err = send_msg(p, MID_DISCONN, 16, 16, 0, NULL, 0);
 		if (!err)
 			err = send_data(p, "x", 1);
+	} else if (is_case("disconn-payload")) {
+		err = send_msg(p, MID_DISCONN, 17, 17, 0, "z", 1);
 	} else if (is_case("srcavail-not-offered") ||
 		   is_case("srcavail-bad-rkey")) {
 		/* Len, RKey, VAddr: a key no MR of ours has */
@@ -951,8 +387,8 @@ static int run_no_rtu(struct peer *p, int lfd, int *afd)
 	int fd;
 
 	p->no_rtu = 1;
-	fill_hello(&h);
-	if (peer_connect(p, port, &h, sizeof(h)))
+	fill_hello(&h, read_zcopy_case());
+	if (peer_connect(p, port, &h, sizeof(h), 0))
 		return -1;
 	if (!p->responded)
 		return fail("no REP for a valid Hello (reject status %d)",
@@ -1105,6 +541,7 @@ int main(int argc, char **argv)
 	enum kind kind = GOOD;
 	size_t i;
 
+	tool_name = "sdp_hostile";
 	while ((opt = getopt(argc, argv, "c:p:")) != -1) {
 		switch (opt) {
 		case 'c': case_name = optarg; break;
