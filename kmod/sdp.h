@@ -310,6 +310,8 @@ struct sdp_dev {
  * @rd_sges: the SGEs one RDMA Read takes
  * @rd_active: the peer's SrcAvail in @rd is not done with: not all read,
  *	and not refused
+ * @disconn_held: the peer's DisConn came after a SrcAvail still
+ *	@rd_active: its EOF waits until that SrcAvail's bytes are in
  * @rd_compl_due: an RdmaRdCompl waits for a credit
  * @send_sm_due: a SendSM waits for a credit
  * @tx_nbufs: send slots that have a payload buffer
@@ -374,6 +376,7 @@ struct sdp_conn {
 	struct sdp_rd		*rd;
 	unsigned int		rd_sges;
 	bool			rd_active;
+	bool			disconn_held;
 	bool			rd_compl_due;
 	bool			send_sm_due;
 	unsigned int		tx_nbufs;
@@ -950,6 +953,7 @@ void sdp_set_closed(struct sock *sk);
 int sdp_shutdown(struct socket *sock, int how);
 void sdp_send_shutdown(struct sock *sk);
 void sdp_disconn_rcvd(struct sock *sk);
+void sdp_rd_ended(struct sock *sk, struct sdp_conn *conn);
 void sdp_check_closed(struct sock *sk);
 bool sdp_connected(const struct sock *sk);
 bool sdp_flush_expected(struct sock *sk);

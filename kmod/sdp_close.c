@@ -87,13 +87,19 @@ void sdp_disconn_rcvd(struct sock *sk)
 	sdp_check_closed(sk);
 }
 
-/* Both DisConns went through and nothing is in flight: tear down. */
+/*
+ * Both DisConns went through and nothing is in flight, nor owed to the
+ * peer's SrcAvail (its RdmaRdCompl or SendSM may wait for a credit):
+ * tear down.
+ */
 void sdp_check_closed(struct sock *sk)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
+	const struct sdp_conn *conn = ssk->conn;
 
 	if (ssk->disconn_sent && ssk->disconn_rcvd &&
-	    ssk->tx_head == ssk->tx_tail)
+	    ssk->tx_head == ssk->tx_tail &&
+	    !(conn && (conn->rd_compl_due || conn->send_sm_due)))
 		sdp_conn_teardown(sk, 0);
 }
 

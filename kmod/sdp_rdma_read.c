@@ -142,10 +142,25 @@ static u32 sdp_rd_max(const struct sdp_conn *conn, u32 unit)
  */
 static void sdp_rd_stop(struct sock *sk, struct sdp_conn *conn)
 {
+	conn->send_sm_due = true;
+	sdp_rd_ended(sk, conn);
+}
+
+/*
+ * The peer's SrcAvail is done with: all its bytes are in, or it was
+ * cancelled.  Its answers (RdmaRdCompl, SendSM) go first; then a DisConn
+ * that came after it takes effect, which may tear the connection down.
+ * Socket locked.
+ */
+void sdp_rd_ended(struct sock *sk, struct sdp_conn *conn)
+{
 	conn->rd_active = false;
 	sdp_rx_update_full(sk, conn);
-	conn->send_sm_due = true;
 	sdp_tx_control(sk);
+	if (conn->disconn_held) {
+		conn->disconn_held = false;
+		sdp_disconn_rcvd(sk);
+	}
 }
 
 /* Whether a new read of the SrcAvail may start. */
@@ -355,8 +370,7 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 		sdp_stat_add(sock_net(sk), SDP_MIB_RX_READ_ZCOPY_DIRECT_BYTES,
 			     rd->bytes);
 	if (rd->done == rd->len) {
-		conn->rd_active = false;
-		sdp_rx_update_full(sk, conn);
+		sdp_rd_ended(sk, conn);
 	} else if (rd->cancelled) {
 		sdp_rd_stop(sk, conn);
 	}

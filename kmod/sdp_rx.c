@@ -113,7 +113,7 @@ static const char *sdp_rx_check(struct sock *sk, const struct sdp_bsdh *bsdh,
 	 * After DisConn, credit updates only, and the sink's answers to our
 	 * SrcAvail: they concern the other direction.
 	 */
-	if (ssk->disconn_rcvd &&
+	if ((ssk->disconn_rcvd || ssk->conn->disconn_held) &&
 	    (bsdh->mid != SDP_MID_DATA || byte_len > sizeof(*bsdh)) &&
 	    bsdh->mid != SDP_MID_RDMA_RD_COMPL && bsdh->mid != SDP_MID_SEND_SM)
 		return "message after DisConn";
@@ -471,7 +471,11 @@ static int sdp_rx_msg(struct sock *sk, struct sdp_conn *conn,
 	case SDP_MID_DATA:
 		return len;
 	case SDP_MID_DISCONN:
-		sdp_disconn_rcvd(sk);
+		/* After a SrcAvail's bytes, as a FIN after the data before it. */
+		if (conn->rd_active)
+			conn->disconn_held = true;
+		else
+			sdp_disconn_rcvd(sk);
 		return 0;
 	case SDP_MID_ABORT_CONN:
 		sdp_abort(sk, -ECONNRESET, SDP_MIB_ABORT_PEER, "AbortConn");

@@ -232,12 +232,12 @@ int pump_until(struct peer *p, const int *flag, long deadline)
 	return 0;
 }
 
-/* Posts the next send slot, @len bytes, as @opcode. */
-static int post_tx(struct peer *p, enum ibv_wr_opcode opcode, uint32_t len,
-		   uint32_t rkey, uint64_t vaddr)
+/* Posts @len bytes at @buf (in our MR) as @opcode. */
+static int post_tx(struct peer *p, enum ibv_wr_opcode opcode, char *buf,
+		   uint32_t len, uint32_t rkey, uint64_t vaddr)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)tx_buf(p, p->tx_posted),
+		.addr = (uintptr_t)buf,
 		.length = len,
 		.lkey = p->mr->lkey,
 	};
@@ -288,7 +288,7 @@ int send_msg(struct peer *p, uint8_t mid, uint32_t len, uint32_t size,
 	b->mseq_ack = htonl(p->rx_mseq);
 	if (payload && payload_len)
 		memcpy(buf + sizeof(*b), payload, payload_len);
-	if (post_tx(p, IBV_WR_SEND, size, 0, 0))
+	if (post_tx(p, IBV_WR_SEND, buf, size, 0, 0))
 		return -1;
 	p->tx_mseq += 1 + mseq_skip;
 	return 0;
@@ -301,7 +301,7 @@ int send_raw(struct peer *p, const void *msg, uint32_t size)
 	if (!buf)
 		return -1;
 	memcpy(buf, msg, size);
-	if (post_tx(p, IBV_WR_SEND, size, 0, 0))
+	if (post_tx(p, IBV_WR_SEND, buf, size, 0, 0))
 		return -1;
 	p->tx_mseq++;
 	return 0;
@@ -315,9 +315,20 @@ int send_data(struct peer *p, const char *data, uint32_t n)
 
 int post_read(struct peer *p, uint32_t rkey, uint64_t vaddr, uint32_t len)
 {
-	if (!next_slot(p, len, "post_read"))
+	char *buf = next_slot(p, len, "post_read");
+
+	if (!buf)
 		return -1;
-	return post_tx(p, IBV_WR_RDMA_READ, len, rkey, vaddr);
+	return post_tx(p, IBV_WR_RDMA_READ, buf, len, rkey, vaddr);
+}
+
+int post_read_to(struct peer *p, uint32_t rkey, uint64_t vaddr, uint32_t len,
+		 char *dst)
+{
+	if (!tx_room(p))
+		return fail("post_read_to: no room");
+	memset(dst, 0, len);
+	return post_tx(p, IBV_WR_RDMA_READ, dst, len, rkey, vaddr);
 }
 
 void peer_destroy(struct peer *p)

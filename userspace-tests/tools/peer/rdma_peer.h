@@ -159,6 +159,9 @@ int send_raw(struct peer *p, const void *msg, uint32_t size);
 int send_data(struct peer *p, const char *data, uint32_t n);
 /* An RDMA Read of @len bytes at @rkey/@vaddr into our next send slot. */
 int post_read(struct peer *p, uint32_t rkey, uint64_t vaddr, uint32_t len);
+/* The same into @dst, @len bytes of our extra memory. */
+int post_read_to(struct peer *p, uint32_t rkey, uint64_t vaddr, uint32_t len,
+		 char *dst);
 
 int own_qp_to(struct peer *p, enum ibv_qp_state state);
 /*

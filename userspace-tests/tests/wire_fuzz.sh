@@ -1,0 +1,73 @@
+#!/bin/bash
+# wire_fuzz.sh: the wire fuzzer (tools/sdp_wirefuzz): from a seed, a peer
+# of our own sends random Hellos and message sequences, valid and not,
+# while the SDP side reads, writes and shuts down; each case must end
+# with what was sent validly intact, or with the connection aborted and
+# counted (sdp_wirefuzz says how it judges).  Meanwhile a healthy SDP
+# connection moves checksummed data, connection after connection, and
+# must not notice.  Afterwards: no QP, CQ, MR or CM id left, and no
+# kernel log line of the module's but the aborts' own.
+#
+#   SDP_FUZZ_SEED (1), SDP_FUZZ_COUNT (200): the cases; a failed one
+#   prints the command that replays it (make fuzz SEED=S COUNT=1).
+# shellcheck disable=SC2317  # (the checks run through ktap_run)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$here/lib/ktap.sh"
+. "$here/lib/sdp_resources.sh"
+FUZZ=${SDP_WIREFUZZ:-$SDP_BUILD/tools/sdp_wirefuzz}
+SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
+SEED=${SDP_FUZZ_SEED:-1}
+COUNT=${SDP_FUZZ_COUNT:-200}
+CASE_MS=${SDP_FUZZ_CASE_MS:-30000}
+HEALTHY_BYTES=4194304   # per healthy transfer
+PARAMS=/sys/module/sdp/parameters
+# what the module logs (rate-limited) when it aborts a connection
+ABORT_RE='sdp: .*(connection aborted|bad Hello)'
+
+fuzz() {
+    local dir rdma0 logs0 pid out rc i new
+    dir=$(mktemp -d)
+    rdma0=$(sdp_resources)
+    logs0=$(dmesg | wc -l)
+    (
+        i=0
+        while [[ ! -e $dir/stop ]]; do    # ports 19690-19699 in turn
+            timeout -k 5 240 "$SDP_PAIR" -q -p $((19690 + i % 10)) -s "$HEALTHY_BYTES" \
+                >"$dir/pair.$i" 2>&1 && rc=0 || rc=$?
+            echo "$rc" >>"$dir/rcs"
+            i=$((i + 1))
+        done
+    ) &
+    pid=$!
+    rc=0
+    out=$("$FUZZ" -s "$SEED" -n "$COUNT" -t "$CASE_MS") || rc=$?
+    touch "$dir/stop"
+    wait "$pid"
+    echo "$out" | grep -v ': ok: ' || true
+    echo "healthy transfers of $HEALTHY_BYTES bytes: $(wc -l <"$dir/rcs"), exit statuses: $(sort "$dir/rcs" | uniq -c | xargs)"
+    if grep -qv '^0$' "$dir/rcs"; then
+        cat "$dir"/pair.*; echo "a healthy transfer failed"; rc=1
+    fi
+    rm -rf "$dir"
+    # the module's lines: each names a connection it aborted, and why
+    new=$(dmesg | tail -n +$((logs0 + 1)) | grep -E '^\[[ 0-9.]+\] sdp: ' || true)
+    echo "module log lines: $(grep -c . <<<"$new"), of them aborts: $(grep -cE "$ABORT_RE" <<<"$new")"
+    if grep -vE "$ABORT_RE" <<<"$new" | grep -q .; then
+        grep -vE "$ABORT_RE" <<<"$new" | head -20; echo "log lines that are not an abort's"; rc=1
+    fi
+    ((rc == 0)) || return 1
+    sdp_wait_resources "$rdma0"
+}
+
+[[ -x $FUZZ && -x $SDP_PAIR ]] || { echo "no $FUZZ or $SDP_PAIR: make userspace" >&2; exit 1; }
+# SrcAvails both ways: sends from the program's pages whatever they cost
+saved_task_cq=$(cat "$PARAMS/zcopy_task_cq")
+saved_adapt=$(cat "$PARAMS/zcopy_adapt")
+trap 'echo "$saved_task_cq" >"$PARAMS/zcopy_task_cq"; echo "$saved_adapt" >"$PARAMS/zcopy_adapt"' EXIT
+echo 1 >"$PARAMS/zcopy_task_cq"
+echo 0 >"$PARAMS/zcopy_adapt"
+ktap_plan 1
+ktap_run "wire_fuzz_seed_${SEED}_count_${COUNT}" fuzz
+ktap_finish
