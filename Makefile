@@ -140,6 +140,7 @@ TESTS := userspace-tests/tests/rxe_link.sh \
 	 userspace-tests/tests/qperf_sdp.sh \
 	 userspace-tests/tests/jdk_sdp.sh \
 	 userspace-tests/tests/hostile_peer.sh \
+	 userspace-tests/tests/wire_fuzz.sh \
 	 userspace-tests/tests/policy.sh \
 	 userspace-tests/tests/proc_net_sdp.sh \
 	 userspace-tests/tests/observability.sh \
@@ -212,7 +213,7 @@ SUITE_TESTS = $(if $(filter full,$(SUITE)),$(TESTS),$(filter $(TESTS_CORE) \
 	$(if $(filter oldest,$(SUITE)),$(TESTS_OLDEST) $(TESTS_EDGES)) \
 	$(if $(filter newest,$(SUITE)),$(TESTS_NEWEST)),$(TESTS)))
 
-.PHONY: all deps modules lint install uninstall userspace check check-all check-debug check-kernel \
+.PHONY: all deps modules lint install uninstall userspace check check-all check-debug check-kernel fuzz \
 	check-build check-guest demo \
 	demo-kernel shell clean bench read-sock-test krpc-bw-test sunrpc-modules
 
@@ -259,6 +260,20 @@ check-build: lint install userspace
 
 check-guest:
 	@$(BED)/vm-run --kver $(KVER) --build $(BUILD) $(SUITE_TESTS)
+
+# The fuzzers on one kernel (KVER: the host's unless given; the debug
+# kernel's name for the long runs): SEED, COUNT cases.  A failed case
+# prints the command that replays it; `make fuzz SEED=S COUNT=1` runs it
+# again in a fresh guest.  (`make check` runs 200 cases on the newest.)
+SEED  ?= 1
+COUNT ?= 1000
+FUZZ_TESTS := userspace-tests/tests/rxe_link.sh userspace-tests/tests/wire_fuzz.sh
+
+fuzz: deps
+	@$(MAKE) --no-print-directory check-build
+	@SDP_FUZZ_SEED=$(SEED) SDP_FUZZ_COUNT=$(COUNT) \
+		SDP_VM_TIMEOUT=$$(($(COUNT) * 10 + 1200)) SDP_TEST_TIMEOUT=$$(($(COUNT) * 8 + 600)) \
+		$(BED)/vm-run --kver $(KVER) --build $(BUILD) $(FUZZ_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory demo-kernel \

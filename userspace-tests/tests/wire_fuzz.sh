@@ -8,8 +8,9 @@
 # must not notice.  Afterwards: no QP, CQ, MR or CM id left, and no
 # kernel log line of the module's but the aborts' own.
 #
-#   SDP_FUZZ_SEED (1), SDP_FUZZ_COUNT (200): the cases; a failed one
-#   prints the command that replays it (make fuzz SEED=S COUNT=1).
+#   SDP_FUZZ_SEED (1), SDP_FUZZ_COUNT (200; 100 on the debug kernel, whose
+#   long runs are make fuzz's): the cases; a failed one prints the command
+#   that replays it (make fuzz SEED=S COUNT=1).
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
 
@@ -19,7 +20,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FUZZ=${SDP_WIREFUZZ:-$SDP_BUILD/tools/sdp_wirefuzz}
 SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
 SEED=${SDP_FUZZ_SEED:-1}
-COUNT=${SDP_FUZZ_COUNT:-200}
+default_count=200
+[[ $(uname -r) == *sdpdebug* ]] && default_count=100
+COUNT=${SDP_FUZZ_COUNT:-$default_count}
 CASE_MS=${SDP_FUZZ_CASE_MS:-30000}
 HEALTHY_BYTES=4194304   # per healthy transfer
 PARAMS=/sys/module/sdp/parameters

@@ -181,7 +181,7 @@ struct fz {
 	uint64_t src_off;	/* its place in the stream */
 	int src_cancelled;
 	unsigned int rx_unacked;	/* its messages since our last send */
-	int adv_low;		/* our last Bufs was low: say more soon */
+	uint16_t adv_bufs;	/* the Bufs of our last message */
 
 	/* SDP side -> peer: the stream down */
 	uint64_t down_key, down_got;
@@ -431,15 +431,22 @@ static void on_msg(struct peer *p, const char *msg, uint32_t len)
 		/* (its own numbers: when messages come is not the seed's) */
 		f->in_plan = below(&f->plan_rng, 10) < 7 ? 0 :
 			     1 + below(&f->plan_rng, 3);
+		vlog(f, "its SrcAvail of %u bytes at %llu (we %s)", f->in_len,
+		     (unsigned long long)f->down_got,
+		     (const char *[]){ "read it", "read a part",
+				       "refuse it", "wait" }[f->in_plan]);
 		break;
 	}
 	case MID_SRC_CANCEL:
+		vlog(f, "its SrcAvailCancel");
 		if (f->in_src)
 			f->in_cancelled = 1;
 		break;
 	case MID_RDMA_RD_COMPL:
 		memcpy(&u32, msg + sizeof(*b), sizeof(u32));
 		u32 = ntohl(u32);
+		if (!f->src_pending && f->verdict != V_VALID)
+			break;	/* (for a SrcAvail the model let go of) */
 		if (!f->src_pending || u32 > f->src_len - f->src_acked) {
 			down_wrong(f, "RdmaRdCompl of %u bytes, %u offered", u32,
 				   f->src_pending ? f->src_len - f->src_acked : 0);
@@ -513,7 +520,7 @@ static void fill_bsdh(struct fz *f, struct bsdh *b, uint8_t mid, uint32_t len)
 	default:
 		break;
 	}
-	f->adv_low = bufs < RX_N / 2;
+	f->adv_bufs = bufs;
 	memset(b, 0, sizeof(*b));
 	b->mid = mid;
 	b->flags = chance(&f->rng, 10) ? below(&f->rng, 256) : 0;
@@ -636,6 +643,7 @@ static void serve_in_src(struct fz *f)
 	}
 	if (f->in_cancelled || f->in_plan == 2 ||
 	    (f->in_plan == 1 && f->in_done)) {
+		vlog(f, "SendSM after %u bytes", f->in_done);
 		send_valid(f, MID_SEND_SM, NULL, 0);
 		f->in_src = 0;
 		return;
@@ -1000,7 +1008,9 @@ static void duties(struct fz *f)
 {
 	poll_cq(&f->p);
 	serve_in_src(f);
-	if ((f->rx_unacked >= RX_N / 2 || f->adv_low) && credits(f) >= 1)
+	/* (the SDP side's credits: what we said, less what it sent since) */
+	if ((int)f->adv_bufs - (int)f->rx_unacked <= RX_N / 2 &&
+	    f->rx_unacked && credits(f) >= 1)
 		send_valid(f, MID_DATA, NULL, 0);
 }
 
@@ -1151,7 +1161,7 @@ static int judge(struct fz *f, unsigned long *c0)
 	if (f->down_bad)
 		return fail("the peer received wrong data: %s", f->why_bad);
 	if (f->hung)
-		return fail("no end within the case's time: reader %s (%llu of %llu bytes, %s), writer %s (%llu of %llu bytes, %llu received)",
+		return fail("no end within the case's time: reader %s (%llu of %llu bytes, %s), writer %s (%llu of %llu bytes, %llu received); the peer: %d credits, %u messages unanswered, %u received, last Bufs %u",
 			    f->reader_hung ? "blocked" : "done",
 			    (unsigned long long)up_read,
 			    (unsigned long long)f->up_sent,
@@ -1159,7 +1169,8 @@ static int judge(struct fz *f, unsigned long *c0)
 			    f->writer_hung ? "blocked" : "done",
 			    (unsigned long long)atomic_load(&f->down_written),
 			    (unsigned long long)f->down_plan,
-			    (unsigned long long)f->down_got);
+			    (unsigned long long)f->down_got, credits(f),
+			    f->rx_unacked, f->p.rx_done, f->sdp_bufs);
 	if (up_read > f->up_sent + (f->src_pending ? f->src_len : 0) &&
 	    f->first_bad != B_DATA_IN_SRC)
 		return fail("the SDP side read %llu bytes, more than the %llu sent",
@@ -1184,11 +1195,16 @@ static int judge(struct fz *f, unsigned long *c0)
 		return 0;
 	}
 	if (f->verdict == V_ABORT && !f->sdp_closing) {
-		if (f->reader_err != ECONNRESET &&
+		/*
+		 * The reset is reported once, to the reader or the writer, as
+		 * TCP's: then the reader sees EOF.
+		 */
+		if (f->reader_err != ECONNRESET && f->writer_err != ECONNRESET &&
 		    !(f->disconn_sent && !f->reader_err))
-			return fail("after %s: the SDP side's read ended with %s, want ECONNRESET",
+			return fail("after %s: the SDP side's read ended with %s and its write with %s, want ECONNRESET",
 				    bad_names[f->first_bad],
-				    f->reader_err ? strerror(f->reader_err) : "EOF");
+				    f->reader_err ? strerror(f->reader_err) : "EOF",
+				    f->writer_err ? strerror(f->writer_err) : "no error");
 		if (up_read < f->up_min)
 			return fail("after %s: the SDP side read %llu bytes, %llu were sent validly before",
 				    bad_names[f->first_bad],
@@ -1266,6 +1282,7 @@ static int run_case(struct fz *f, int case_ms)
 	if (f->act_rcv_sz > TX_SIZE)
 		f->act_rcv_sz = TX_SIZE;
 	f->sdp_bufs = ntohs(f->p.ack.bsdh.bufs);
+	f->adv_bufs = ntohs(h.bsdh.bufs);
 	f->afd = sdp_accept(f->lfd);
 	if (f->afd < 0)
 		goto out;
