@@ -369,11 +369,10 @@ static int sdp_rd_process(struct sock *sk, struct sdp_conn *conn,
 	if (rd->to_user)
 		sdp_stat_add(sock_net(sk), SDP_MIB_RX_READ_ZCOPY_DIRECT_BYTES,
 			     rd->bytes);
-	if (rd->done == rd->len) {
+	if (rd->done == rd->len)
 		sdp_rd_ended(sk, conn);
-	} else if (rd->cancelled) {
+	else if (rd->cancelled)
 		sdp_rd_stop(sk, conn);
-	}
 	sdp_tx_control(sk);
 	/* The reader whose pages it filled, or a source waiting for the QP. */
 	sdp_wake_sleepers(sk);

@@ -10,7 +10,8 @@
 # socket see ECONNRESET and the peer a CM disconnect.  For each: exactly
 # one new (rate-limited) kernel log line naming the peer and why, the matching
 # /proc/net/sdpstats counter up by one, and no QP or CM id left behind.
-# A valid stream is the control, and a healthy SDP connection moving
+# A valid stream is the control, and so is a SrcAvail with DisConn right
+# behind it (its bytes come before EOF); a healthy SDP connection moving
 # checksummed data carries on while the malformed cases run again.
 # shellcheck disable=SC2317  # (the checks run through ktap_run)
 set -euo pipefail
@@ -57,14 +58,15 @@ hostile() {
     [[ -n $concurrent ]] || sdp_wait_resources "$rdma0"
 }
 
-# the control: valid messages are read, the close is orderly, nothing logged
+# CASE PORT: valid streams (the control; a SrcAvail with DisConn right
+# behind it): read in full, the close is orderly, nothing logged
 good() {
-    local port=$1 out rdma0 logs0 counters0 closes0 _
+    local case=$1 port=$2 out rdma0 logs0 counters0 closes0 _
     rdma0=$(sdp_resources)
     counters0=$(counters)
     closes0=$(sdp_stat OrderlyCloses)
     logs0=$(sdp_log | wc -l)
-    out=$(timeout -k 5 150 "$HOSTILE" -c good -p "$port") || { echo "$out"; return 1; }
+    out=$(timeout -k 5 150 "$HOSTILE" -c "$case" -p "$port") || { echo "$out"; return 1; }
     echo "$out"
     [[ $(sdp_log | wc -l) -eq $logs0 ]] || { sdp_log | tail -n +$((logs0 + 1)); echo "a log line"; return 1; }
     [[ $(counters) == "$counters0" ]] || { echo "counters: $(counters), before: $counters0"; return 1; }
@@ -147,8 +149,9 @@ srcavail_after_abort() {
 
 [[ -x $HOSTILE && -x $SDP_PAIR ]] || { echo "no $HOSTILE or $SDP_PAIR: make userspace" >&2; exit 1; }
 sleep 5    # a fresh rate-limit interval: earlier tests' log lines do not count
-ktap_plan $((${#MALFORMED[@]} + 3))
-ktap_run good good 19500
+ktap_plan $((${#MALFORMED[@]} + 4))
+ktap_run good good good 19500
+ktap_run srcavail_then_disconn good srcavail-then-disconn 19517
 for m in "${MALFORMED[@]}"; do
     read -r case port counter reason <<<"$m"
     [[ $reason == - ]] && reason=

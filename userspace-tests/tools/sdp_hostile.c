@@ -54,6 +54,13 @@
  *                       connection
  *       -> send() returns an error; the read fails: no peer reads a
  *          buffer its program has got back
+ *   srcavail-then-disconn  (read zero-copy offered; listener SO_RCVBUF
+ *                       4096, so the SDP side reads the SrcAvail a piece
+ *                       at a time) a SrcAvail of 256 KiB of our memory,
+ *                       then at once DisConn
+ *       -> the accepted socket reads the 256 KiB, intact, then EOF (the
+ *          DisConn takes effect after the SrcAvail's bytes, as a FIN
+ *          after the data before it); its close sends DisConn
  *   good                three valid Data messages ("abc", "def", "ghi"),
  *                       then DisConn
  *       -> the accepted socket reads exactly "abcdefghi", then EOF, no
@@ -73,7 +80,7 @@
 #include "sdp_hosts.h"
 #include "peer/rdma_peer.h"
 
-enum kind { HELLO_BAD, ABORT, NO_RTU, SRC_AFTER_ABORT, GOOD };
+enum kind { HELLO_BAD, ABORT, NO_RTU, SRC_AFTER_ABORT, SRC_DISCONN, GOOD };
 
 static const struct {
 	const char *name;
@@ -95,6 +102,7 @@ static const struct {
 	{ "rdcompl-unsolicited", ABORT },
 	{ "no-rtu", NO_RTU },
 	{ "srcavail-after-abort", SRC_AFTER_ABORT },
+	{ "srcavail-then-disconn", SRC_DISCONN },
 	{ "good", GOOD },
 };
 
@@ -145,6 +153,7 @@ static int read_zcopy_case(void)
 {
 	return !strncmp(case_name, "srcavail-bad", 12) ||
 	       !strncmp(case_name, "srcavail-after", 14) ||
+	       !strncmp(case_name, "srcavail-then", 13) ||
 	       !strncmp(case_name, "rdcompl", 7);
 }
 
@@ -376,6 +385,65 @@ static int run_good(struct peer *p, int lfd, int *afd)
 }
 
 /*
+ * A SrcAvail, then DisConn right behind it: the reader gets the
+ * SrcAvail's bytes before EOF.
+ */
+#define SRC_DISCONN_LEN	(256 << 10)
+static int run_src_disconn(struct peer *p, int lfd, int *afd)
+{
+	static char buf[SRC_DISCONN_LEN + 1];
+	struct hello h;
+	struct srcah a;
+	size_t got, i;
+	int err, timed_out;
+	char *mem;
+
+	fill_hello(&h, 1);
+	p->repost = 1;	/* (its RdmaRdCompls take our buffers) */
+	if (peer_connect(p, port, &h, sizeof(h), SRC_DISCONN_LEN))
+		return -1;
+	if (!p->established || check_ack(p))
+		return fail("a valid Hello was not taken (reject status %d)",
+			    p->reject_status);
+	*afd = sdp_accept(lfd);
+	if (*afd < 0)
+		return -1;
+	mem = peer_extra(p);
+	for (i = 0; i < SRC_DISCONN_LEN; i++)
+		mem[i] = 'a' + i % 26;
+	a.len = htonl(SRC_DISCONN_LEN);
+	a.rkey = htonl(peer_extra_rkey(p));
+	a.vaddr = htobe64((uintptr_t)mem);
+	if (send_msg(p, MID_SRC_AVAIL, 32, 32, 0, &a, sizeof(a)) ||
+	    send_msg(p, MID_DISCONN, 16, 16, 0, NULL, 0))
+		return -1;
+	err = sdp_read(*afd, buf, sizeof(buf), &got, &timed_out);
+	if (timed_out || err)
+		return fail("the accepted socket: %s after %zu bytes, want EOF after %d",
+			    timed_out ? "no EOF within the time limit" : strerror(err),
+			    got, SRC_DISCONN_LEN);
+	if (got != SRC_DISCONN_LEN || memcmp(buf, mem, got))
+		return fail("the accepted socket read %zu bytes%s, then EOF; want the SrcAvail's %d first",
+			    got, got == SRC_DISCONN_LEN ? " that differ" : "",
+			    SRC_DISCONN_LEN);
+	close(*afd);
+	*afd = -1;
+	/* its credits back (a credit update may follow our DisConn) */
+	poll_cq(p);
+	if (send_msg(p, MID_DATA, 16, 16, 0, NULL, 0))
+		return -1;
+	if (pump_until(p, &p->rx_disconn, now_ms() + WAIT_MS))
+		return fail("no DisConn from the SDP side within %d ms of its close() (%u messages from it)",
+			    WAIT_MS, p->rx_done);
+	if (pump_until(p, &p->disconnected, now_ms() + WAIT_MS))
+		return fail("no DISCONNECTED within %d ms of both DisConns (last event %s)",
+			    WAIT_MS, last_event(p));
+	pass("read the SrcAvail's %d bytes, then EOF; close() sent DisConn; disconnected",
+	     SRC_DISCONN_LEN);
+	return 0;
+}
+
+/*
  * A malformed first message on a connection whose RTU never came: the
  * child goes, and with it its place in the listener's backlog (0: one
  * child at a time), which a valid connection then takes.
@@ -567,7 +635,8 @@ int main(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	/* With no receive space the SDP side never returns a credit. */
-	lfd = sdp_listen(port, is_case("credit-overflow") ? 4096 : 0,
+	lfd = sdp_listen(port, is_case("credit-overflow") ||
+			 is_case("srcavail-then-disconn") ? 4096 : 0,
 			 kind == NO_RTU ? 0 : 16);
 	if (lfd >= 0) {
 		if (kind == HELLO_BAD)
@@ -578,6 +647,8 @@ int main(int argc, char **argv)
 			run_no_rtu(&p, lfd, &afd);
 		else if (kind == SRC_AFTER_ABORT)
 			run_src_after_abort(&p, lfd, &afd);
+		else if (kind == SRC_DISCONN)
+			run_src_disconn(&p, lfd, &afd);
 		else
 			run_good(&p, lfd, &afd);
 	}
