@@ -56,7 +56,8 @@ fuzz() {
     rm -rf "$dir"
     # the module's lines: each names a connection it aborted, and why
     new=$(dmesg | tail -n +$((logs0 + 1)) | grep -E '^\[[ 0-9.]+\] sdp: ' || true)
-    echo "module log lines: $(grep -c . <<<"$new"), of them aborts: $(grep -cE "$ABORT_RE" <<<"$new")"
+    echo "module log lines: $(grep -c . <<<"$new"), of them aborts: $(grep -cE "$ABORT_RE" <<<"$new"); the reasons (rate-limited):"
+    grep -E "$ABORT_RE" <<<"$new" | sed -E 's/^.*sdp: [^ ]+: //' | sort | uniq -c | sort -rn || true
     if grep -vE "$ABORT_RE" <<<"$new" | grep -q .; then
         grep -vE "$ABORT_RE" <<<"$new" | head -20; echo "log lines that are not an abort's"; rc=1
     fi

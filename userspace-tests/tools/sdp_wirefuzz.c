@@ -708,6 +708,8 @@ static int do_bad(struct fz *f)
 	stream_fill(payload, n, f->up_key, f->up_sent);
 	if (f->disconn_sent && chance(&f->rng, 50))
 		which = B_AFTER_DISCONN;
+	else if (f->src_pending && chance(&f->rng, 30))
+		which = chance(&f->rng, 50) ? B_SRC_TWICE : B_DATA_IN_SRC;
 	switch (which) {
 	case B_SHORT_MSG:
 		fill_bsdh(f, &b, MID_DATA, 16);
@@ -827,8 +829,11 @@ static int do_bad(struct fz *f)
 			return 0;
 		mark(f, which, V_MAYBE, -1);
 		i = which == B_LAST_CREDIT ? 1 : 2 + below(&f->rng, 8);
+		/* (credit updates alone overrun it too: sent without credit) */
+		n = which == B_NO_CREDIT && chance(&f->rng, 50) ? 0 : 2048;
 		for (i += credits(f) > 0 ? credits(f) : 0; i-- && tx_room(&f->p);)
-			if (send_up_data(f, 1 + below(&f->rng, 2048)))
+			if (n ? send_up_data(f, 1 + below(&f->rng, n)) :
+			    send_valid(f, MID_DATA, NULL, 0))
 				return -1;
 		return 0;
 	case B_OVERSIZE:
@@ -1299,10 +1304,18 @@ static int run_case(struct fz *f, int case_ms)
 	while (steps-- && alive && left_ms(f->deadline) > case_ms / 2) {
 		duties(f);
 		if (chance(&f->rng, 2) && !f->sdp_closing) {
-			/* the program closes or shuts down meanwhile */
+			/* the program shuts down, or closes, meanwhile */
 			f->sdp_closing = 1;
-			shutdown(f->afd, chance(&f->rng, 50) ? SHUT_RD : SHUT_RDWR);
-			vlog(f, "the SDP side shuts down");
+			if (chance(&f->rng, 30)) {
+				stop_threads(f);
+				close(f->afd);
+				f->afd = -1;
+				vlog(f, "the SDP side closes");
+			} else {
+				shutdown(f->afd, chance(&f->rng, 50) ?
+					 SHUT_RD : SHUT_RDWR);
+				vlog(f, "the SDP side shuts down");
+			}
 		}
 		if (step(f, bad_pct) < 0 || f->p.tx_errors)
 			alive = 0;
