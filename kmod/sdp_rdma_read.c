@@ -157,7 +157,8 @@ void sdp_rd_ended(struct sock *sk, struct sdp_conn *conn)
 	conn->rd_active = false;
 	sdp_rx_update_full(sk, conn);
 	sdp_tx_control(sk);
-	if (conn->disconn_held) {
+	/* (an aborted connection takes nothing more from the peer) */
+	if (conn->disconn_held && !conn->aborted && !conn->dying) {
 		conn->disconn_held = false;
 		sdp_disconn_rcvd(sk);
 	}

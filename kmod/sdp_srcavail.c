@@ -88,6 +88,7 @@ static int sdp_src_inv_process(struct sock *sk, struct sdp_conn *conn,
 	sdp_sk(sk)->tx_src_active = false;
 	sdp_wake_sleepers(sk);
 	sdp_tx_wakeup(sk);	/* other writers may go on */
+	sdp_tx_control(sk);	/* and a DisConn held behind it */
 	return 0;
 }
 

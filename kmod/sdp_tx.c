@@ -388,7 +388,14 @@ void sdp_tx_control(struct sock *sk)
 	if (conn->dying || !sdp_tx_slot_free(ssk))
 		return;
 
-	if (ssk->disconn_pending && !ssk->tx_held && ssk->tx_credits >= 2) {
+	/*
+	 * Our DisConn follows the bytes of a SrcAvail still out (a
+	 * shutdown() beside a send), and whatever its sender sends about it
+	 * (SrcAvailCancel, which the peer takes for a protocol error after
+	 * DisConn): it goes once the SrcAvail is done (sdp_src_inv_process()).
+	 */
+	if (ssk->disconn_pending && !ssk->tx_held && ssk->tx_credits >= 2 &&
+	    !ssk->tx_src_active) {
 		if (!sdp_post(sk, conn, SDP_MID_DISCONN, 0, false)) {
 			ssk->disconn_pending = false;
 			ssk->disconn_sent = true;

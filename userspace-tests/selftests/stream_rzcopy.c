@@ -505,6 +505,45 @@ TEST_F_TIMEOUT(rz, reset_in_the_middle, 60)
 }
 
 /*
+ * shutdown(SHUT_WR) while another thread's send waits on its SrcAvail (a
+ * reader that never comes, SO_SNDTIMEO 500 ms): the send returns the
+ * bytes the receiving end took; the reader gets exactly those, then EOF.
+ * Our DisConn waits for the SrcAvail's end: before it, the SrcAvailCancel
+ * went behind the DisConn, and the receiving end, taking that for a
+ * protocol error, reset the connection.
+ */
+TEST_F_TIMEOUT(rz, shutdown_beside_a_send, 60)
+{
+	const size_t len = 4 * MiB;
+	struct timeval tv = { .tv_usec = 500000 };
+	struct sender snd = { .fd = self->cfd, .len = len };
+	long long proto0 = stat0("AbortOnProtocolError");
+	char *buf = malloc(len), end;
+	uint64_t off = 0;
+	pthread_t t;
+
+	never_read_setup(_metadata, self, buf, len, 13);
+	snd.buf = buf;
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+				sizeof(tv)));
+	stream_watchdog(30);
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_once, &snd));
+	usleep(200000);
+	ASSERT_EQ(0, shutdown(self->cfd, SHUT_WR));
+	pthread_join(t, NULL);
+	TH_LOG("send returned %zd (%s)", snd.n, snd.n < 0 ? strerror(snd.err) : "");
+	ASSERT_LT(0, snd.n);
+	ASSERT_GT((ssize_t)len, snd.n);
+	EXPECT_EQ(0, stream_recv_pattern(self->afd, 13, &off, snd.n, 0));
+	EXPECT_EQ(0, recv(self->afd, &end, 1, 0)) TH_LOG("after %zd bytes: %s",
+							  snd.n, strerror(errno));
+	stream_watchdog(0);
+	if (variant->sdp)
+		EXPECT_EQ(proto0, stat0("AbortOnProtocolError"));
+	free(buf);
+}
+
+/*
  * Two threads send 1 MiB each at once on one socket, one of 'a's, one of
  * 'b's, behind 64 KiB of 'p's nobody read yet: both sends take all, and
  * the reader gets exactly that much of each and nothing else (a connection has one SrcAvail out at a time: a second

@@ -169,6 +169,8 @@ struct fz {
 	int want_counter;	/* enum counter, or -1 */
 	uint64_t up_min, up_max;	/* bytes the SDP side may have read */
 	int sdp_closing;	/* the SDP side closes or shuts early */
+	int disconn_before_bad;	/* our DisConn went before the bad one */
+	int no_more_src;	/* our SrcAvail memory may still be read */
 	int hung, reader_hung, writer_hung;	/* at the case's deadline */
 
 	/* peer -> SDP side: the stream up */
@@ -238,6 +240,7 @@ static void mark(struct fz *f, enum bad b, enum verdict v, int counter)
 		return;		/* the first one decides */
 	f->verdict = v;
 	f->first_bad = b;
+	f->disconn_before_bad = f->disconn_sent;
 	f->want_counter = v == V_ABORT ? counter : -1;
 	f->up_min = f->up_sent;	/* (what was sent validly before) */
 	if (f->src_pending)
@@ -292,9 +295,11 @@ static void *reader_main(void *arg)
 		default:
 			break;
 		}
-		if (!(wait_fd(fd, POLLIN, 100) & (POLLIN | POLLERR | POLLHUP)))
+		/* (blocking reads, bounded by SO_RCVTIMEO, may read directly) */
+		if ((flags & MSG_DONTWAIT) &&
+		    !(wait_fd(fd, POLLIN, 100) & (POLLIN | POLLERR | POLLHUP)))
 			continue;
-		n = recv(fd, buf, want, flags | MSG_DONTWAIT);
+		n = recv(fd, buf, want, flags);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n <= 0) {
@@ -768,7 +773,7 @@ static int do_bad(struct fz *f)
 	case B_SRC_EMPTY:
 	case B_SRC_BAD_KEY:
 		if (!f->zcopy || f->src_pending || f->disconn_sent ||
-		    want_credits(f, 2, 500))
+		    f->no_more_src || want_credits(f, 2, 500))
 			return 0;
 		if (which == B_SRC_EMPTY) {
 			mark(f, which, abort_v, C_PROTO);
@@ -783,6 +788,7 @@ static int do_bad(struct fz *f)
 	case B_SRC_TWICE:
 		if (!f->zcopy || !f->src_pending || want_credits(f, 2, 500))
 			return 0;
+		f->no_more_src = 1;
 		memset(&a, 0, sizeof(a));
 		a.len = htonl(1 + below(&f->rng, 65536));
 		a.rkey = htonl(peer_extra_rkey(&f->p));
@@ -813,6 +819,7 @@ static int do_bad(struct fz *f)
 	case B_DATA_IN_SRC:
 		if (!f->src_pending)
 			return 0;
+		f->no_more_src = 1;	/* (the module may read it still) */
 		/* (the module may have read it all already: either way) */
 		mark(f, which, V_MAYBE, -1);
 		stream_fill(payload, n, f->up_key, f->src_off + f->src_len);
@@ -845,8 +852,11 @@ static int do_bad(struct fz *f)
 		return send_hdr(f, &b, NULL, 0, size);
 	case B_ABORT_CONN:
 		fill_bsdh(f, &b, MID_ABORT_CONN, 16);
-		/* (after our DisConn, a message out of turn) */
-		mark(f, which, abort_v, f->disconn_sent ? C_PROTO : C_PEER);
+		/* (after our DisConn, or with no credit: out of turn) */
+		if (want_credits(f, 1, 500))
+			mark(f, which, V_MAYBE, -1);
+		else
+			mark(f, which, abort_v, f->disconn_sent ? C_PROTO : C_PEER);
 		return send_hdr(f, &b, NULL, 0, 16);
 	case B_QP_ERROR: {
 		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
@@ -978,7 +988,8 @@ static int step(struct fz *f, int bad_pct)
 		return send_up_data(f, n);
 	case 4:		/* our SrcAvail */
 		if (!f->zcopy || f->src_pending || f->disconn_sent ||
-		    f->up_sent >= UP_MAX || want_credits(f, 2, 2000))
+		    f->no_more_src || f->up_sent >= UP_MAX ||
+		    want_credits(f, 2, 2000))
 			break;
 		n = some_len(&f->rng, 1U << 20);
 		vlog(f, "SrcAvail of %u bytes at %llu", n, (unsigned long long)f->up_sent);
@@ -1015,7 +1026,7 @@ static void duties(struct fz *f)
 	serve_in_src(f);
 	/* (the SDP side's credits: what we said, less what it sent since) */
 	if ((int)f->adv_bufs - (int)f->rx_unacked <= RX_N / 2 &&
-	    f->rx_unacked && credits(f) >= 1)
+	    (f->rx_unacked || f->adv_bufs < RX_N / 2) && credits(f) >= 1)
 		send_valid(f, MID_DATA, NULL, 0);
 }
 
@@ -1081,6 +1092,9 @@ static void set_timeouts(struct fz *f)
 	tv.tv_usec = chance(&f->rng, 50) ? 1000 * (100 + below(&f->rng, 800)) : 0;
 	tv.tv_sec = tv.tv_usec ? 0 : 2;
 	setsockopt(f->afd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	tv.tv_sec = 0;
+	tv.tv_usec = 1000 * (50 + below(&f->rng, 300));
+	setsockopt(f->afd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (chance(&f->rng, 30)) {
 		int v = 1;
 
@@ -1205,7 +1219,7 @@ static int judge(struct fz *f, unsigned long *c0)
 		 * TCP's: then the reader sees EOF.
 		 */
 		if (f->reader_err != ECONNRESET && f->writer_err != ECONNRESET &&
-		    !(f->disconn_sent && !f->reader_err))
+		    !(f->disconn_before_bad && !f->reader_err))
 			return fail("after %s: the SDP side's read ended with %s and its write with %s, want ECONNRESET",
 				    bad_names[f->first_bad],
 				    f->reader_err ? strerror(f->reader_err) : "EOF",
