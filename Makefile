@@ -275,7 +275,7 @@ FUZZ_TESTS := userspace-tests/tests/rxe_link.sh userspace-tests/tests/wire_fuzz.
 
 fuzz: deps
 	@$(MAKE) --no-print-directory check-build
-	@SDP_FUZZ_SEED=$(SEED) SDP_FUZZ_COUNT=$(COUNT) \
+	@SDP_FUZZ_SEED=$(SEED) SDP_FUZZ_COUNT=$(COUNT) SDP_FUZZ_ARGS="$(FUZZ_ARGS)" \
 		SDP_VM_TIMEOUT=$$(($(COUNT) * 10 + 1200)) SDP_TEST_TIMEOUT=$$(($(COUNT) * 8 + 600)) \
 		$(BED)/vm-run --kver $(KVER) --build $(BUILD) $(FUZZ_TESTS)
 

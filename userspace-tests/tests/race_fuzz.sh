@@ -3,7 +3,8 @@
 # from a seed, threads and a forked child hit a few shared SDP sockets
 # (a listener, connected pairs, sockets being made) with random calls at
 # once; no call may hang or fail with EFAULT or EIO, no socket may be
-# left behind, and the kernel must log nothing (run-tests checks that).
+# left 120 s after the last case, and the kernel must log nothing
+# (run-tests checks that).
 # Afterwards: no QP, CQ, MR or CM id left.
 #
 #   SDP_FUZZ_SEED (1), SDP_RACE_COUNT (100; 40 on the debug kernel, whose

@@ -8,6 +8,7 @@
 # must not notice.  Afterwards: no QP, CQ, MR or CM id left, and no
 # kernel log line of the module's but the aborts' own.
 #
+#   SDP_FUZZ_ARGS: more options of the fuzzer (-b: blocking reads).
 #   SDP_FUZZ_SEED (1), SDP_FUZZ_COUNT (200; 100 on the debug kernel, whose
 #   long runs are make fuzz's): the cases; a failed one prints the command
 #   that replays it (make fuzz SEED=S COUNT=1).
@@ -24,6 +25,8 @@ default_count=200
 [[ $(uname -r) == *sdpdebug* ]] && default_count=100
 COUNT=${SDP_FUZZ_COUNT:-$default_count}
 CASE_MS=${SDP_FUZZ_CASE_MS:-30000}
+# more of sdp_wirefuzz's options (-b: blocking reads)
+read -r -a ARGS <<<"${SDP_FUZZ_ARGS:-}"
 HEALTHY_BYTES=4194304   # per healthy transfer
 PARAMS=/sys/module/sdp/parameters
 # what the module logs (rate-limited) when it aborts a connection
@@ -45,7 +48,7 @@ fuzz() {
     ) &
     pid=$!
     rc=0
-    out=$("$FUZZ" -s "$SEED" -n "$COUNT" -t "$CASE_MS") || rc=$?
+    out=$("$FUZZ" -s "$SEED" -n "$COUNT" -t "$CASE_MS" "${ARGS[@]}") || rc=$?
     touch "$dir/stop"
     wait "$pid"
     echo "$out" | grep -v ': ok: ' || true

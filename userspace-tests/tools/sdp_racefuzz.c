@@ -11,16 +11,18 @@
  * ports with and without a listener, a peer that closes or resets
  * (SO_LINGER 0) meanwhile.
  *
- *   sdp_racefuzz [-s SEED] [-n COUNT] [-p PORT] [-t CASE_MS] [-j THREADS]
+ *   sdp_racefuzz [-s SEED] [-n COUNT] [-p PORT] [-t CASE_MS] [-j THREADS] [-v]
  *
  * Case i has the seed SEED + i; its calls are the seed's, their
  * interleaving the scheduler's.  A case fails when a call does not
  * return by the end of the case (all sockets are shut down then, which
  * wakes any blocked call; a thread still inside a call 10 s later has
  * hung), when a call fails with an errno no socket call may give for
- * valid arguments (EFAULT, EIO), or when an SDP socket of the case's
- * ports is left 20 s after all were closed.  What the kernel logs meanwhile
- * (KASAN, lockdep, ...) run-tests checks.  Prints the command that
+ * valid arguments (EFAULT, EIO); the run fails when an SDP socket of its
+ * ports is left 120 s after the last case (cases take ports of their own
+ * in turn, so a socket whose teardown takes long does not hold up the
+ * next).  What the kernel logs meanwhile (KASAN, lockdep, ...) run-tests
+ * checks.  Prints the command that
  * replays a failed case, and a summary.  Exits 0 when no case failed.
  */
 #include <errno.h>
@@ -40,8 +42,11 @@
 
 #define SLOTS		12	/* the sockets of a case */
 #define MAX_THREADS	8
-#define MAX_FDS		256	/* every fd a case made, for the end */
+#define MAX_FD		4096	/* above every fd a case makes */
 #define BUF_SIZE	(256 << 10)
+#define CASE_PORTS	5	/* a case's: the listener's, one with none, 3 more */
+#define PORT_SETS	20	/* cases in turn on ports of their own */
+#define LEFT_MS		120000	/* the wait for the last sockets to go */
 
 struct fz;
 
@@ -62,9 +67,8 @@ struct fz {
 	atomic_int stop;
 	atomic_int bad;
 	char why[200];
-	pthread_mutex_t lock;	/* fds[], why */
-	int fds[MAX_FDS];
-	int nfds;
+	pthread_mutex_t lock;	/* why */
+	int fd_floor;		/* every fd from here on is the case's */
 	struct worker w[MAX_THREADS];
 	int nthreads;
 };
@@ -101,15 +105,10 @@ static int chance(uint64_t *s, unsigned int pct)
 	return below(s, 100) < pct;
 }
 
-/* Keeps @fd for the end of the case (and for a slot when @slot >= 0). */
+/* Puts @fd in a slot of the table (the end of the case closes it). */
 static void keep_fd(struct fz *f, int fd, int slot)
 {
-	pthread_mutex_lock(&f->lock);
-	if (f->nfds < MAX_FDS)
-		f->fds[f->nfds++] = fd;
-	pthread_mutex_unlock(&f->lock);
-	if (slot >= 0)
-		atomic_store(&f->slot[slot], fd);
+	atomic_store(&f->slot[slot], fd);
 }
 
 static void bad_errno(struct fz *f, enum op op, int err)
@@ -430,11 +429,14 @@ static int setup(struct fz *f, uint64_t *rng)
 	return f->epfd[0] < 0 || f->epfd[1] < 0 || f->memfd < 0 ? -1 : 0;
 }
 
-/* SDP sockets on the case's ports (/proc/net/sdp, as tcp's). */
-static int port_socks(int port)
+/*
+ * The SDP sockets (/proc/net/sdp, as tcp's) on ports [@port, @port + @n):
+ * their count, each line printed when @say.
+ */
+static int port_socks(int port, int n, int say)
 {
 	char line[512];
-	int n = 0, i;
+	int count = 0, p;
 	FILE *fp = fopen("/proc/net/sdp", "r");
 
 	if (!fp)
@@ -444,18 +446,20 @@ static int port_socks(int port)
 
 		if (sscanf(line, "%*s %63s %63s", local, remote) != 2)
 			continue;
-		for (i = 0; i < 5; i++) {
+		for (p = port; p < port + n; p++) {
 			char want[8];
 
-			snprintf(want, sizeof(want), ":%04X", port + i);
+			snprintf(want, sizeof(want), ":%04X", p);
 			if (strstr(local, want) || strstr(remote, want)) {
-				n++;
+				if (say)
+					printf("sdp_racefuzz: left: %s", line);
+				count++;
 				break;
 			}
 		}
 	}
 	fclose(fp);
-	return n;
+	return count;
 }
 
 /*
@@ -470,6 +474,8 @@ static int run_case(struct fz *f, int ms, int threads)
 	int i, status, stuck = -1;
 
 	pthread_mutex_init(&f->lock, NULL);
+	f->fd_floor = fcntl(0, F_DUPFD, 3);	/* the lowest fd free */
+	close(f->fd_floor);
 	for (i = 0; i < SLOTS; i++)
 		atomic_store(&f->slot[i], -1);
 	f->epfd[0] = f->epfd[1] = f->memfd = -1;
@@ -503,10 +509,8 @@ static int run_case(struct fz *f, int ms, int threads)
 	usleep(ms * 1000);
 	atomic_store(&f->stop, 1);
 	/* Every socket shut down: a call blocked in one returns. */
-	pthread_mutex_lock(&f->lock);
-	for (i = 0; i < f->nfds; i++)
-		shutdown(f->fds[i], SHUT_RDWR);
-	pthread_mutex_unlock(&f->lock);
+	for (i = f->fd_floor; i < MAX_FD; i++)
+		shutdown(i, SHUT_RDWR);
 	until = now_ms() + 10000;
 	for (i = 0; i < f->nthreads; i++) {
 		while (f->w[i].started && atomic_load(&f->w[i].in_call) >= 0 &&
@@ -540,25 +544,8 @@ static int run_case(struct fz *f, int ms, int threads)
 		}
 	}
 out:
-	for (i = 0; i < f->nfds; i++)
-		close(f->fds[i]);
-	if (f->epfd[0] >= 0)
-		close(f->epfd[0]);
-	if (f->epfd[1] >= 0)
-		close(f->epfd[1]);
-	if (f->memfd >= 0)
-		close(f->memfd);
-	if (!atomic_load(&f->bad) && !f->why[0]) {
-		until = now_ms() + 20000;
-		while ((i = port_socks(f->port)) > 0 && now_ms() < until)
-			usleep(20000);
-		if (i > 0) {
-			snprintf(f->why, sizeof(f->why),
-				 "%d SDP socket(s) of ports %d-%d left 20 s after all were closed",
-				 i, f->port, f->port + 4);
-			atomic_store(&f->bad, 1);
-		}
-	}
+	/* the case's fds, all of them (dups and accepts, in slots or not) */
+	close_range(f->fd_floor, ~0U, 0);
 	pthread_mutex_destroy(&f->lock);
 	return atomic_load(&f->bad) || f->why[0] ? -1 : 0;
 }
@@ -566,22 +553,24 @@ out:
 int main(int argc, char **argv)
 {
 	unsigned long long seed = 1, count = 1, i, failed = 0;
-	int opt, port = 19800, case_ms = 2000, threads = 4;
+	int opt, port = 19800, case_ms = 2000, threads = 4, verbose = 0, left;
+	long until;
 	static struct fz f;
 
-	while ((opt = getopt(argc, argv, "s:n:p:t:j:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:t:j:v")) != -1) {
 		switch (opt) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 'p': port = atoi(optarg); break;
 		case 't': case_ms = atoi(optarg); break;
 		case 'j': threads = atoi(optarg); break;
+		case 'v': verbose = 1; break;
 		default: threads = 0; break;
 		}
 	}
 	if (optind != argc || threads < 1 || threads > MAX_THREADS ||
 	    case_ms < 100) {
-		fprintf(stderr, "usage: sdp_racefuzz [-s SEED] [-n COUNT] [-p PORT] [-t CASE_MS] [-j THREADS (1-%d)]\n",
+		fprintf(stderr, "usage: sdp_racefuzz [-s SEED] [-n COUNT] [-p PORT] [-t CASE_MS] [-j THREADS (1-%d)] [-v]\n",
 			MAX_THREADS);
 		return 2;
 	}
@@ -589,7 +578,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		memset(&f, 0, sizeof(f));
 		f.seed = seed + i;
-		f.port = port;
+		/* (ports of their own: a case's sockets may outlive it) */
+		f.port = port + CASE_PORTS * (i % PORT_SETS);
+		if (verbose) {
+			printf("sdp_racefuzz: seed %llu ...\n", seed + i);
+			fflush(stdout);
+		}
 		if (run_case(&f, case_ms, threads)) {
 			failed++;
 			printf("sdp_racefuzz: seed %llu: FAIL: %s\n", seed + i,
@@ -600,6 +594,17 @@ int main(int argc, char **argv)
 			if (atomic_load(&f.bad) && strstr(f.why, "still in"))
 				break;	/* (a thread is stuck in the kernel) */
 		}
+	}
+	/* Everything closed goes, in a time a connection's teardown takes. */
+	until = now_ms() + LEFT_MS;
+	while ((left = port_socks(port, CASE_PORTS * PORT_SETS, 0)) > 0 &&
+	       now_ms() < until)
+		usleep(100000);
+	if (left) {
+		port_socks(port, CASE_PORTS * PORT_SETS, 1);
+		printf("sdp_racefuzz: FAIL: %d SDP socket(s) left %d s after the last case\n",
+		       left, LEFT_MS / 1000);
+		failed++;
 	}
 	printf("sdp_racefuzz: %llu cases from seed %llu, %llu failed; calls:",
 	       i < count ? i + 1 : count, seed, failed);
