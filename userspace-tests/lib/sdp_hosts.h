@@ -499,6 +499,25 @@ static inline uint64_t stream_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* The fuzzers' random numbers: a splitmix64 sequence from *@s. */
+static inline uint64_t seq_next(uint64_t *s)
+{
+	*s += 0x9e3779b97f4a7c15ull;
+	return stream_mix(*s);
+}
+
+/* A number in [0, n). */
+static inline uint32_t seq_below(uint64_t *s, uint32_t n)
+{
+	return n ? (uint32_t)(seq_next(s) % n) : 0;
+}
+
+/* True with probability @pct percent. */
+static inline int seq_chance(uint64_t *s, unsigned int pct)
+{
+	return seq_below(s, 100) < pct;
+}
+
 static inline void stream_fill(void *buf, size_t len, uint64_t seed,
 			       uint64_t off)
 {

@@ -19,6 +19,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
+. "$here/lib/sdp_healthy.sh"
 . "$here/bed/hosts.env"
 HOSTILE=${SDP_HOSTILE:-$SDP_BUILD/tools/sdp_hostile}
 SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
@@ -101,19 +102,10 @@ MALFORMED=(
 # the malformed cases again (ports +20) while sdp_pair moves HEALTHY_BYTES
 # at a time, connection after connection, each checked with FNV-1a
 healthy_connection_carries_on() {
-    local dir rdma0 pid i m case port counter reason rc bad=0
+    local dir rdma0 m case port counter reason bad=0
     dir=$(mktemp -d)
     rdma0=$(sdp_resources)
-    (
-        i=0
-        while [[ ! -e $dir/stop ]]; do    # ports 19590-19599 in turn
-            timeout -k 5 240 "$SDP_PAIR" -q -p $((19590 + i % 10)) -s "$HEALTHY_BYTES" \
-                >"$dir/pair.$i" 2>&1 && rc=0 || rc=$?
-            echo "$rc" >>"$dir/rcs"
-            i=$((i + 1))
-        done
-    ) &
-    pid=$!
+    healthy_start "$dir" 19590 "$HEALTHY_BYTES"
     for _ in $(seq 100); do    # until the first one is up
         awk -v p=":$(printf %04X 19590)$" '$2 ~ p && $4 == "01"' /proc/net/sdp | grep -q . && break
         sleep 0.1
@@ -125,12 +117,7 @@ healthy_connection_carries_on() {
         hostile "$case" $((port + 20)) "$counter" "$reason" concurrent || bad=1
         ((bad)) && break
     done
-    touch "$dir/stop"
-    wait "$pid"
-    echo "healthy transfers of $HEALTHY_BYTES bytes: $(wc -l <"$dir/rcs"), exit statuses: $(sort "$dir/rcs" | uniq -c | xargs)"
-    if grep -qv '^0$' "$dir/rcs"; then
-        cat "$dir"/pair.*; echo "a healthy transfer failed"; bad=1
-    fi
+    healthy_stop "$dir" || bad=1
     rm -rf "$dir"
     ((!bad)) && sdp_wait_resources "$rdma0"
 }

@@ -18,6 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$here/lib/ktap.sh"
 . "$here/lib/sdp_resources.sh"
+. "$here/lib/sdp_healthy.sh"
 FUZZ=${SDP_WIREFUZZ:-$SDP_BUILD/tools/sdp_wirefuzz}
 SDP_PAIR=${SDP_PAIR:-$SDP_BUILD/tools/sdp_pair}
 SEED=${SDP_FUZZ_SEED:-1}
@@ -33,29 +34,15 @@ PARAMS=/sys/module/sdp/parameters
 ABORT_RE='sdp: .*(connection aborted|bad Hello)'
 
 fuzz() {
-    local dir rdma0 logs0 pid out rc i new
+    local dir rdma0 logs0 out rc new
     dir=$(mktemp -d)
     rdma0=$(sdp_resources)
     logs0=$(dmesg | wc -l)
-    (
-        i=0
-        while [[ ! -e $dir/stop ]]; do    # ports 19690-19699 in turn
-            timeout -k 5 240 "$SDP_PAIR" -q -p $((19690 + i % 10)) -s "$HEALTHY_BYTES" \
-                >"$dir/pair.$i" 2>&1 && rc=0 || rc=$?
-            echo "$rc" >>"$dir/rcs"
-            i=$((i + 1))
-        done
-    ) &
-    pid=$!
+    healthy_start "$dir" 19690 "$HEALTHY_BYTES"
     rc=0
     out=$("$FUZZ" -s "$SEED" -n "$COUNT" -t "$CASE_MS" "${ARGS[@]}") || rc=$?
-    touch "$dir/stop"
-    wait "$pid"
     echo "$out" | grep -v ': ok: ' || true
-    echo "healthy transfers of $HEALTHY_BYTES bytes: $(wc -l <"$dir/rcs"), exit statuses: $(sort "$dir/rcs" | uniq -c | xargs)"
-    if grep -qv '^0$' "$dir/rcs"; then
-        cat "$dir"/pair.*; echo "a healthy transfer failed"; rc=1
-    fi
+    healthy_stop "$dir" || rc=1
     rm -rf "$dir"
     # the module's lines: each names a connection it aborted, and why
     new=$(dmesg | tail -n +$((logs0 + 1)) | grep -E '^\[[ 0-9.]+\] sdp: ' || true)

@@ -89,22 +89,6 @@ static const char *const op_names[OP_N] = {
 
 static atomic_ulong op_count[OP_N];
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s += 0x9e3779b97f4a7c15ULL;
-	return stream_mix(*s);
-}
-
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-	return n ? (uint32_t)(rnd(s) % n) : 0;
-}
-
-static int chance(uint64_t *s, unsigned int pct)
-{
-	return below(s, 100) < pct;
-}
-
 /* Puts @fd in a slot of the table (the end of the case closes it). */
 static void keep_fd(struct fz *f, int fd, int slot)
 {
@@ -134,13 +118,13 @@ static void bound(int fd, int ms)
 static int new_socket(struct worker *w)
 {
 	int fd = socket(AF_INET_SDP, SOCK_STREAM |
-			(chance(&w->rng, 30) ? SOCK_NONBLOCK : 0), 0);
-	int v = chance(&w->rng, 50);
+			(seq_chance(&w->rng, 30) ? SOCK_NONBLOCK : 0), 0);
+	int v = seq_chance(&w->rng, 50);
 
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SDP, SDP_FALLBACK, &v, sizeof(v));
-	bound(fd, 50 + below(&w->rng, 300));
+	bound(fd, 50 + seq_below(&w->rng, 300));
 	return fd;
 }
 
@@ -160,36 +144,36 @@ static void sockopt(struct worker *w, int fd, int set)
 				   TCP_DEFER_ACCEPT, TCP_CONGESTION,
 				   TCP_NOTSENT_LOWAT, TCP_MD5SIG };
 	char buf[256];
-	socklen_t len = below(&w->rng, 4) ? 4 : below(&w->rng, sizeof(buf));
+	socklen_t len = seq_below(&w->rng, 4) ? 4 : seq_below(&w->rng, sizeof(buf));
 	int level, name, ret;
 
-	switch (below(&w->rng, 5)) {
+	switch (seq_below(&w->rng, 5)) {
 	case 0:
 	case 1:
 		level = SOL_SOCKET;
-		name = so[below(&w->rng, sizeof(so) / sizeof(so[0]))];
+		name = so[seq_below(&w->rng, sizeof(so) / sizeof(so[0]))];
 		break;
 	case 2:
 		level = SOL_TCP;
-		name = tcp[below(&w->rng, sizeof(tcp) / sizeof(tcp[0]))];
+		name = tcp[seq_below(&w->rng, sizeof(tcp) / sizeof(tcp[0]))];
 		break;
 	case 3:
 		level = SOL_SDP;
-		name = below(&w->rng, 6);
+		name = seq_below(&w->rng, 6);
 		break;
 	default:
-		level = chance(&w->rng, 50) ? SOL_IP : below(&w->rng, 300);
-		name = below(&w->rng, 80);
+		level = seq_chance(&w->rng, 50) ? SOL_IP : seq_below(&w->rng, 300);
+		name = seq_below(&w->rng, 80);
 		break;
 	}
 	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = chance(&w->rng, 70) ? 0 : below(&w->rng, 256);
-	if (len >= 4 && chance(&w->rng, 60))	/* a small value */
-		*(int *)buf = below(&w->rng, 3) ? (int)below(&w->rng, 2) :
-			      (int)below(&w->rng, 1 << 20);
+		buf[i] = seq_chance(&w->rng, 70) ? 0 : seq_below(&w->rng, 256);
+	if (len >= 4 && seq_chance(&w->rng, 60))	/* a small value */
+		*(int *)buf = seq_below(&w->rng, 3) ? (int)seq_below(&w->rng, 2) :
+			      (int)seq_below(&w->rng, 1 << 20);
 	if (name == SO_RCVTIMEO || name == SO_SNDTIMEO) {
 		/* (never unbounded: the case's end must wake every call) */
-		struct timeval tv = { 0, 1000 * (1 + below(&w->rng, 300)) };
+		struct timeval tv = { 0, 1000 * (1 + seq_below(&w->rng, 300)) };
 
 		memcpy(buf, &tv, sizeof(tv));
 		len = sizeof(tv);
@@ -207,15 +191,15 @@ static void sockopt(struct worker *w, int fd, int set)
 static void one_op(struct worker *w, char *buf)
 {
 	struct fz *f = w->f;
-	int s = below(&w->rng, SLOTS), fd = atomic_load(&f->slot[s]);
-	enum op op = below(&w->rng, OP_N);
+	int s = seq_below(&w->rng, SLOTS), fd = atomic_load(&f->slot[s]);
+	enum op op = seq_below(&w->rng, OP_N);
 	struct sockaddr_storage a;
 	socklen_t alen;
 	int flags, v, ret = 0, fd2;
-	size_t n = 1 + below(&w->rng, BUF_SIZE);
+	size_t n = 1 + seq_below(&w->rng, BUF_SIZE);
 
-	if (chance(&w->rng, 50))
-		n = 1 + below(&w->rng, 4096);
+	if (seq_chance(&w->rng, 50))
+		n = 1 + seq_below(&w->rng, 4096);
 	atomic_store(&w->in_call, op);
 	op_count[op]++;
 	errno = 0;
@@ -227,43 +211,43 @@ static void one_op(struct worker *w, char *buf)
 		break;
 	case OP_CONNECT:
 		/* the listener's port, or one with none (fallback, refusal) */
-		alen = sdp_host_addr(&a, chance(&w->rng, 80) ? AF_INET :
+		alen = sdp_host_addr(&a, seq_chance(&w->rng, 80) ? AF_INET :
 				     AF_INET6 | SDP_MAPPED, 'B',
-				     f->port + chance(&w->rng, 20));
+				     f->port + seq_chance(&w->rng, 20));
 		ret = connect(fd, (struct sockaddr *)&a, alen);
 		break;
 	case OP_ACCEPT:
-		fd2 = accept4(fd, NULL, NULL, chance(&w->rng, 50) ?
+		fd2 = accept4(fd, NULL, NULL, seq_chance(&w->rng, 50) ?
 			      SOCK_NONBLOCK : 0);
 		if (fd2 >= 0) {
-			bound(fd2, 50 + below(&w->rng, 300));
-			keep_fd(f, fd2, below(&w->rng, SLOTS));
+			bound(fd2, 50 + seq_below(&w->rng, 300));
+			keep_fd(f, fd2, seq_below(&w->rng, SLOTS));
 		}
 		ret = fd2 < 0 ? -1 : 0;
 		break;
 	case OP_LISTEN:
-		if (chance(&w->rng, 50)) {
+		if (seq_chance(&w->rng, 50)) {
 			alen = sdp_host_addr(&a, AF_INET, 'B',
-					     f->port + 2 + below(&w->rng, 3));
+					     f->port + 2 + seq_below(&w->rng, 3));
 			bind(fd, (struct sockaddr *)&a, alen);
 		}
-		ret = listen(fd, below(&w->rng, 8));
+		ret = listen(fd, seq_below(&w->rng, 8));
 		break;
 	case OP_SEND:
-		flags = MSG_NOSIGNAL | (chance(&w->rng, 40) ? MSG_DONTWAIT : 0) |
-			(chance(&w->rng, 10) ? MSG_MORE : 0);
+		flags = MSG_NOSIGNAL | (seq_chance(&w->rng, 40) ? MSG_DONTWAIT : 0) |
+			(seq_chance(&w->rng, 10) ? MSG_MORE : 0);
 		ret = send(fd, buf, n, flags);
 		break;
 	case OP_RECV:
-		flags = (chance(&w->rng, 40) ? MSG_DONTWAIT : 0) |
-			(chance(&w->rng, 15) ? MSG_PEEK : 0) |
-			(chance(&w->rng, 10) ? MSG_WAITALL : 0) |
-			(chance(&w->rng, 3) ? MSG_OOB : 0) |
-			(chance(&w->rng, 3) ? MSG_TRUNC : 0);
+		flags = (seq_chance(&w->rng, 40) ? MSG_DONTWAIT : 0) |
+			(seq_chance(&w->rng, 15) ? MSG_PEEK : 0) |
+			(seq_chance(&w->rng, 10) ? MSG_WAITALL : 0) |
+			(seq_chance(&w->rng, 3) ? MSG_OOB : 0) |
+			(seq_chance(&w->rng, 3) ? MSG_TRUNC : 0);
 		ret = recv(fd, buf, n, flags);
 		break;
 	case OP_SENDFILE: {
-		off_t off = below(&w->rng, BUF_SIZE / 2);
+		off_t off = seq_below(&w->rng, BUF_SIZE / 2);
 
 		ret = sendfile(fd, f->memfd, &off, n);
 		break;
@@ -273,13 +257,13 @@ static void one_op(struct worker *w, char *buf)
 
 		if (pipe2(p, O_NONBLOCK))
 			break;
-		if (chance(&w->rng, 50)) {
+		if (seq_chance(&w->rng, 50)) {
 			ret = splice(fd, NULL, p[1], NULL, n,
 				     SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		} else {
 			(void)!write(p[1], buf, n > 65536 ? 65536 : n);
 			ret = splice(p[0], NULL, fd, NULL, n,
-				     chance(&w->rng, 50) ? SPLICE_F_MORE : 0);
+				     seq_chance(&w->rng, 50) ? SPLICE_F_MORE : 0);
 		}
 		close(p[0]);
 		close(p[1]);
@@ -288,52 +272,52 @@ static void one_op(struct worker *w, char *buf)
 	case OP_POLL: {
 		struct pollfd pfd[2] = {
 			{ .fd = fd, .events = POLLIN | POLLOUT | POLLRDHUP | POLLPRI },
-			{ .fd = atomic_load(&f->slot[below(&w->rng, SLOTS)]),
+			{ .fd = atomic_load(&f->slot[seq_below(&w->rng, SLOTS)]),
 			  .events = POLLIN },
 		};
 
-		ret = poll(pfd, 2, below(&w->rng, 30));
+		ret = poll(pfd, 2, seq_below(&w->rng, 30));
 		break;
 	}
 	case OP_EPOLL_CTL: {
 		struct epoll_event ev = {
-			.events = (chance(&w->rng, 50) ? EPOLLIN : EPOLLOUT) |
-				  (chance(&w->rng, 30) ? EPOLLET : 0) |
-				  (chance(&w->rng, 20) ? EPOLLONESHOT : 0) |
-				  (chance(&w->rng, 20) ? EPOLLEXCLUSIVE : 0) |
+			.events = (seq_chance(&w->rng, 50) ? EPOLLIN : EPOLLOUT) |
+				  (seq_chance(&w->rng, 30) ? EPOLLET : 0) |
+				  (seq_chance(&w->rng, 20) ? EPOLLONESHOT : 0) |
+				  (seq_chance(&w->rng, 20) ? EPOLLEXCLUSIVE : 0) |
 				  EPOLLRDHUP,
 			.data.fd = fd,
 		};
 
-		ret = epoll_ctl(f->epfd[below(&w->rng, 2)],
-				EPOLL_CTL_ADD + below(&w->rng, 3), fd, &ev);
+		ret = epoll_ctl(f->epfd[seq_below(&w->rng, 2)],
+				EPOLL_CTL_ADD + seq_below(&w->rng, 3), fd, &ev);
 		break;
 	}
 	case OP_EPOLL_WAIT: {
 		struct epoll_event ev[8];
 
-		ret = epoll_wait(f->epfd[below(&w->rng, 2)], ev, 8,
-				 below(&w->rng, 30));
+		ret = epoll_wait(f->epfd[seq_below(&w->rng, 2)], ev, 8,
+				 seq_below(&w->rng, 30));
 		break;
 	}
 	case OP_SHUTDOWN:
-		ret = shutdown(fd, below(&w->rng, 3));
+		ret = shutdown(fd, seq_below(&w->rng, 3));
 		break;
 	case OP_CLOSE:
-		if (chance(&w->rng, 50))	/* (the peer goes, or we do) */
+		if (seq_chance(&w->rng, 50))	/* (the peer goes, or we do) */
 			ret = close(fd);
 		break;
 	case OP_DUP:
 		fd2 = dup(fd);
 		if (fd2 >= 0)
-			keep_fd(f, fd2, below(&w->rng, SLOTS));
+			keep_fd(f, fd2, seq_below(&w->rng, SLOTS));
 		break;
 	case OP_SETSOCKOPT:
 	case OP_GETSOCKOPT:
 		sockopt(w, fd, op == OP_SETSOCKOPT);
 		break;
 	case OP_IOCTL:
-		switch (below(&w->rng, 4)) {
+		switch (seq_below(&w->rng, 4)) {
 		case 0:
 			ret = ioctl(fd, SIOCINQ, &v);
 			break;
@@ -341,7 +325,7 @@ static void one_op(struct worker *w, char *buf)
 			ret = ioctl(fd, SIOCOUTQ, &v);
 			break;
 		case 2:
-			v = chance(&w->rng, 50);
+			v = seq_chance(&w->rng, 50);
 			ret = ioctl(fd, FIONBIO, &v);
 			break;
 		default:
@@ -350,8 +334,8 @@ static void one_op(struct worker *w, char *buf)
 		}
 		break;
 	case OP_NAMES:
-		alen = below(&w->rng, 4) ? sizeof(a) : below(&w->rng, sizeof(a));
-		ret = chance(&w->rng, 50) ?
+		alen = seq_below(&w->rng, 4) ? sizeof(a) : seq_below(&w->rng, sizeof(a));
+		ret = seq_chance(&w->rng, 50) ?
 		      getsockname(fd, (struct sockaddr *)&a, &alen) :
 		      getpeername(fd, (struct sockaddr *)&a, &alen);
 		break;
@@ -360,7 +344,7 @@ static void one_op(struct worker *w, char *buf)
 		struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-		if (chance(&w->rng, 50))
+		if (seq_chance(&w->rng, 50))
 			ret = close(fd);
 		break;
 	}
@@ -391,7 +375,7 @@ static int setup(struct fz *f, uint64_t *rng)
 {
 	struct sockaddr_storage b;
 	socklen_t blen = sdp_host_addr(&b, AF_INET, 'B', f->port);
-	struct worker w0 = { .f = f, .rng = rnd(rng) };
+	struct worker w0 = { .f = f, .rng = seq_next(rng) };
 	int lfd, i, one = 1;
 
 	lfd = socket(AF_INET_SDP, SOCK_STREAM, 0);
@@ -417,7 +401,7 @@ static int setup(struct fz *f, uint64_t *rng)
 			continue;
 		a = accept(lfd, NULL, NULL);
 		if (a >= 0) {
-			bound(a, 50 + below(rng, 300));
+			bound(a, 50 + seq_below(rng, 300));
 			keep_fd(f, a, i + 1);
 		}
 	}
@@ -483,11 +467,11 @@ static int run_case(struct fz *f, int ms, int threads)
 		snprintf(f->why, sizeof(f->why), "setup: %s", strerror(errno));
 		goto out;
 	}
-	f->nthreads = 1 + below(&rng, threads);
-	if (chance(&rng, 20)) {
+	f->nthreads = 1 + seq_below(&rng, threads);
+	if (seq_chance(&rng, 20)) {
 		child = fork();
 		if (child == 0) {	/* the same sockets, from another process */
-			struct worker cw = { .f = f, .rng = rnd(&rng) };
+			struct worker cw = { .f = f, .rng = seq_next(&rng) };
 			char *buf = malloc(BUF_SIZE);
 			long end = now_ms() + ms / 2;
 
@@ -501,7 +485,7 @@ static int run_case(struct fz *f, int ms, int threads)
 	}
 	for (i = 0; i < f->nthreads; i++) {
 		f->w[i].f = f;
-		f->w[i].rng = rnd(&rng);
+		f->w[i].rng = seq_next(&rng);
 		atomic_store(&f->w[i].in_call, -1);
 		f->w[i].started = !pthread_create(&f->w[i].thread, NULL,
 						  worker_main, &f->w[i]);

@@ -50,28 +50,10 @@
 
 /* ---- randomness and the byte streams (sdp_hosts.h's) ---- */
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s += 0x9e3779b97f4a7c15ULL;
-	return stream_mix(*s);
-}
-
-/* A number in [0, n). */
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-	return n ? (uint32_t)(rnd(s) % n) : 0;
-}
-
-/* True with probability @pct percent. */
-static int chance(uint64_t *s, unsigned int pct)
-{
-	return below(s, 100) < pct;
-}
-
 /* A stream's name: sdp_hosts.h's streams take 24 bits of it. */
 static uint64_t stream_key(uint64_t *s)
 {
-	return rnd(s) & 0xffffff;
+	return seq_next(s) & 0xffffff;
 }
 
 /* Byte @off of the stream @key. */
@@ -99,19 +81,19 @@ static uint32_t some_len(uint64_t *s, uint32_t max)
 					  32768, 65535, 65536 };
 	uint32_t n;
 
-	switch (below(s, 4)) {
+	switch (seq_below(s, 4)) {
 	case 0:
-		n = edges[below(s, sizeof(edges) / sizeof(edges[0]))];
-		n += below(s, 3) - 1;	/* and one either side */
+		n = edges[seq_below(s, sizeof(edges) / sizeof(edges[0]))];
+		n += seq_below(s, 3) - 1;	/* and one either side */
 		break;
 	case 1:
-		n = max - below(s, 3);
+		n = max - seq_below(s, 3);
 		break;
 	case 2:
-		n = 1 + below(s, 64);
+		n = 1 + seq_below(s, 64);
 		break;
 	default:
-		n = 1 + below(s, max);
+		n = 1 + seq_below(s, max);
 		break;
 	}
 	return n < 1 ? 1 : n > max ? max : n;
@@ -272,17 +254,17 @@ static void *reader_main(void *arg)
 		ssize_t n;
 		size_t d;
 
-		switch (below(s, 16)) {
+		switch (seq_below(s, 16)) {
 		case 0:
 			flags = MSG_PEEK;
 			peek = 1;
 			break;
 		case 1:
 			flags = MSG_WAITALL;
-			want = 1 + below(s, 4096);
+			want = 1 + seq_below(s, 4096);
 			break;
 		case 2:
-			v = 1 + below(s, 8192);
+			v = 1 + seq_below(s, 8192);
 			setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v));
 			continue;
 		case 3:
@@ -350,9 +332,9 @@ static void *writer_main(void *arg)
 		want = some_len(s, sizeof(buf));
 		if (want > f->down_plan - off)
 			want = f->down_plan - off;
-		if (chance(s, 30))
+		if (seq_chance(s, 30))
 			flags |= MSG_DONTWAIT;
-		if (chance(s, 10))
+		if (seq_chance(s, 10))
 			flags |= MSG_MORE;
 		if (!(flags & MSG_DONTWAIT) &&
 		    !(wait_fd(fd, POLLOUT, 100) & (POLLOUT | POLLERR | POLLHUP)))
@@ -442,8 +424,8 @@ static void on_msg(struct peer *p, const char *msg, uint32_t len)
 		f->in_done = 0;
 		f->in_cancelled = 0;
 		/* (its own numbers: when messages come is not the seed's) */
-		f->in_plan = below(&f->plan_rng, 10) < 7 ? 0 :
-			     1 + below(&f->plan_rng, 3);
+		f->in_plan = seq_below(&f->plan_rng, 10) < 7 ? 0 :
+			     1 + seq_below(&f->plan_rng, 3);
 		vlog(f, "its SrcAvail of %u bytes at %llu (we %s)", f->in_len,
 		     (unsigned long long)f->down_got,
 		     (const char *[]){ "read it", "read a part",
@@ -523,12 +505,12 @@ static void fill_bsdh(struct fz *f, struct bsdh *b, uint8_t mid, uint32_t len)
 {
 	uint16_t bufs = RX_N;
 
-	switch (below(&f->rng, 40)) {
+	switch (seq_below(&f->rng, 40)) {
 	case 0:
-		bufs = below(&f->rng, RX_N);
+		bufs = seq_below(&f->rng, RX_N);
 		break;
 	case 1:
-		bufs = RX_N + below(&f->rng, 65536 - RX_N);
+		bufs = RX_N + seq_below(&f->rng, 65536 - RX_N);
 		break;
 	default:
 		break;
@@ -536,7 +518,7 @@ static void fill_bsdh(struct fz *f, struct bsdh *b, uint8_t mid, uint32_t len)
 	f->adv_bufs = bufs;
 	memset(b, 0, sizeof(*b));
 	b->mid = mid;
-	b->flags = chance(&f->rng, 10) ? below(&f->rng, 256) : 0;
+	b->flags = seq_chance(&f->rng, 10) ? seq_below(&f->rng, 256) : 0;
 	b->bufs = htons(bufs);
 	b->len = htonl(len);
 	b->mseq = htonl(f->p.tx_mseq + 1);
@@ -595,7 +577,7 @@ static int send_up_data(struct fz *f, uint32_t n)
 static int send_up_src(struct fz *f, uint32_t n, uint32_t rkey, uint32_t len,
 		       uint64_t below_by)
 {
-	uint32_t at = below(&f->rng, SRC_AREA - n + 1) & ~7U;
+	uint32_t at = seq_below(&f->rng, SRC_AREA - n + 1) & ~7U;
 	char *mem = peer_extra(&f->p) + at;
 	struct srcah a;
 
@@ -682,9 +664,9 @@ static uint8_t unknown_mid(struct fz *f)
 				       0x09, 0x0a, MID_CH_RCV_BUF, 0x0c, 0x0d,
 				       0x0e, MID_SINK_AVAIL };
 
-	if (chance(&f->rng, 70))
-		return ids[below(&f->rng, sizeof(ids))];
-	return 0x0f + below(&f->rng, 0xfd - 0x0f);	/* 0x0f-0xfc */
+	if (seq_chance(&f->rng, 70))
+		return ids[seq_below(&f->rng, sizeof(ids))];
+	return 0x0f + seq_below(&f->rng, 0xfd - 0x0f);	/* 0x0f-0xfc */
 }
 
 /* The length a control message must have (kmod/sdp_rx.c's rule). */
@@ -713,54 +695,54 @@ static int do_bad(struct fz *f)
 	char payload[64];
 	struct srcah a;
 	struct bsdh b;
-	uint32_t n = 1 + below(&f->rng, sizeof(payload)), size, i;
-	enum bad which = below(&f->rng, B_HELLO);
+	uint32_t n = 1 + seq_below(&f->rng, sizeof(payload)), size, i;
+	enum bad which = seq_below(&f->rng, B_HELLO);
 	enum verdict abort_v = f->sdp_closing ? V_MAYBE : V_ABORT;
 	uint8_t mid;
 
 	stream_fill(payload, n, f->up_key, f->up_sent);
-	if (f->disconn_sent && chance(&f->rng, 50))
+	if (f->disconn_sent && seq_chance(&f->rng, 50))
 		which = B_AFTER_DISCONN;
-	else if (f->src_pending && chance(&f->rng, 30))
-		which = chance(&f->rng, 50) ? B_SRC_TWICE : B_DATA_IN_SRC;
+	else if (f->src_pending && seq_chance(&f->rng, 30))
+		which = seq_chance(&f->rng, 50) ? B_SRC_TWICE : B_DATA_IN_SRC;
 	switch (which) {
 	case B_SHORT_MSG:
 		fill_bsdh(f, &b, MID_DATA, 16);
 		mark(f, which, abort_v, C_PROTO);
-		return send_hdr(f, &b, NULL, 0, 1 + below(&f->rng, 15));
+		return send_hdr(f, &b, NULL, 0, 1 + seq_below(&f->rng, 15));
 	case B_LEN_SHORT:
-		fill_bsdh(f, &b, MID_DATA, below(&f->rng, 16));
+		fill_bsdh(f, &b, MID_DATA, seq_below(&f->rng, 16));
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, payload, n, 16 + n);
 	case B_LEN_MISMATCH:
 		size = 16 + n;
-		fill_bsdh(f, &b, MID_DATA, chance(&f->rng, 50) ?
-			  size + 1 + below(&f->rng, 100000) :
-			  size - 1 - below(&f->rng, n));
+		fill_bsdh(f, &b, MID_DATA, seq_chance(&f->rng, 50) ?
+			  size + 1 + seq_below(&f->rng, 100000) :
+			  size - 1 - seq_below(&f->rng, n));
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, payload, n, size);
 	case B_MSEQ:
 		fill_bsdh(f, &b, MID_DATA, 16 + n);
-		b.mseq = htonl(f->p.tx_mseq + (chance(&f->rng, 30) ? 0 :
-					      2 + below(&f->rng, 1000)));
+		b.mseq = htonl(f->p.tx_mseq + (seq_chance(&f->rng, 30) ? 0 :
+					      2 + seq_below(&f->rng, 1000)));
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, payload, n, 16 + n);
 	case B_MSEQ_ACK:
 		fill_bsdh(f, &b, MID_DATA, 16);
 		b.mseq_ack = htonl(f->p.rx_mseq + (1U << 20) +
-				   below(&f->rng, 1U << 30));
+				   seq_below(&f->rng, 1U << 30));
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, NULL, 0, 16);
 	case B_UNKNOWN_MID:
-		n = below(&f->rng, sizeof(payload));
+		n = seq_below(&f->rng, sizeof(payload));
 		fill_bsdh(f, &b, unknown_mid(f), 16 + n);
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, payload, n, 16 + n);
 	case B_WRONG_LEN:
-		mid = ctl[below(&f->rng, sizeof(ctl))];
-		size = control_len(mid) + 1 + below(&f->rng, 32);
-		if (chance(&f->rng, 50))
-			size = control_len(mid) - 1 - below(&f->rng, control_len(mid) - 16);
+		mid = ctl[seq_below(&f->rng, sizeof(ctl))];
+		size = control_len(mid) + 1 + seq_below(&f->rng, 32);
+		if (seq_chance(&f->rng, 50))
+			size = control_len(mid) - 1 - seq_below(&f->rng, control_len(mid) - 16);
 		if (size == 16 && mid == MID_DISCONN)
 			size = 17;
 		if (size < 16)
@@ -772,9 +754,9 @@ static int do_bad(struct fz *f)
 	case B_NOT_OFFERED:
 		if (f->zcopy)
 			return 0;
-		mid = ctl[below(&f->rng, 3)];	/* SrcAvail, RdmaRdCompl, Cancel */
+		mid = ctl[seq_below(&f->rng, 3)];	/* SrcAvail, RdmaRdCompl, Cancel */
 		memset(&a, 0, sizeof(a));
-		a.len = htonl(1 + below(&f->rng, 65536));
+		a.len = htonl(1 + seq_below(&f->rng, 65536));
 		fill_bsdh(f, &b, mid, control_len(mid));
 		mark(f, which, abort_v, C_PROTO);
 		return send_hdr(f, &b, &a, control_len(mid) - 16, control_len(mid));
@@ -794,15 +776,15 @@ static int do_bad(struct fz *f)
 		 */
 		n = some_len(&f->rng, 256 << 10);
 		mark(f, which, abort_v, C_ANY);
-		if (chance(&f->rng, 50))
-			return send_up_src(f, n, (uint32_t)rnd(&f->rng), n, 0);
+		if (seq_chance(&f->rng, 50))
+			return send_up_src(f, n, (uint32_t)seq_next(&f->rng), n, 0);
 		return send_up_src(f, n, peer_extra_rkey(&f->p), n, 16U << 20);
 	case B_SRC_TWICE:
 		if (!f->zcopy || !f->src_pending || want_credits(f, 2, 500))
 			return 0;
 		f->no_more_src = 1;
 		memset(&a, 0, sizeof(a));
-		a.len = htonl(1 + below(&f->rng, 65536));
+		a.len = htonl(1 + seq_below(&f->rng, 65536));
 		a.rkey = htonl(peer_extra_rkey(&f->p));
 		a.vaddr = htobe64((uintptr_t)peer_extra(&f->p));
 		fill_bsdh(f, &b, MID_SRC_AVAIL, 32);
@@ -813,12 +795,12 @@ static int do_bad(struct fz *f)
 			return 0;
 		mark(f, which, abort_v, C_PROTO);
 		return send_u32(f, MID_RDMA_RD_COMPL,
-				chance(&f->rng, 50) ? 0 : 0x7fffffff);
+				seq_chance(&f->rng, 50) ? 0 : 0x7fffffff);
 	case B_AFTER_DISCONN:
 		if (!f->disconn_sent)
 			return 0;
-		mid = chance(&f->rng, 50) ? MID_DATA : chance(&f->rng, 50) ?
-		      MID_DISCONN : ctl[below(&f->rng, sizeof(ctl))];
+		mid = seq_chance(&f->rng, 50) ? MID_DATA : seq_chance(&f->rng, 50) ?
+		      MID_DISCONN : ctl[seq_below(&f->rng, sizeof(ctl))];
 		if (mid == MID_RDMA_RD_COMPL || mid == MID_SEND_SM)
 			mid = MID_DISCONN;	/* (those two are allowed) */
 		size = mid == MID_DATA ? 16 + n : control_len(mid);
@@ -847,16 +829,16 @@ static int do_bad(struct fz *f)
 		if (f->src_pending || f->disconn_sent)
 			return 0;
 		mark(f, which, V_MAYBE, -1);
-		i = which == B_LAST_CREDIT ? 1 : 2 + below(&f->rng, 8);
+		i = which == B_LAST_CREDIT ? 1 : 2 + seq_below(&f->rng, 8);
 		/* (credit updates alone overrun it too: sent without credit) */
-		n = which == B_NO_CREDIT && chance(&f->rng, 50) ? 0 : 2048;
+		n = which == B_NO_CREDIT && seq_chance(&f->rng, 50) ? 0 : 2048;
 		for (i += credits(f) > 0 ? credits(f) : 0; i-- && tx_room(&f->p);)
-			if (n ? send_up_data(f, 1 + below(&f->rng, n)) :
+			if (n ? send_up_data(f, 1 + seq_below(&f->rng, n)) :
 			    send_valid(f, MID_DATA, NULL, 0))
 				return -1;
 		return 0;
 	case B_OVERSIZE:
-		size = f->act_rcv_sz + 1 + below(&f->rng, 64);
+		size = f->act_rcv_sz + 1 + seq_below(&f->rng, 64);
 		if (size > TX_SIZE)
 			return 0;
 		fill_bsdh(f, &b, MID_DATA, size);
@@ -919,56 +901,56 @@ static int make_hello(struct fz *f, struct hello *h, uint8_t *len, int *maybe)
 {
 	struct hello z;
 
-	fill_hello(h, chance(&f->rng, 60));
+	fill_hello(h, seq_chance(&f->rng, 60));
 	*len = sizeof(*h);
 	*maybe = 0;
-	if (chance(&f->rng, 75))
+	if (seq_chance(&f->rng, 75))
 		return 1;
-	switch (below(&f->rng, 12)) {
+	switch (seq_below(&f->rng, 12)) {
 	case 0:
-		*len = below(&f->rng, sizeof(*h));
+		*len = seq_below(&f->rng, sizeof(*h));
 		break;
 	case 1:
-		h->bsdh.mid = 1 + below(&f->rng, 255);
+		h->bsdh.mid = 1 + seq_below(&f->rng, 255);
 		break;
 	case 2:
-		h->bsdh.len = htonl(below(&f->rng, 2) ? below(&f->rng, 32) :
-				    (uint32_t)rnd(&f->rng));
+		h->bsdh.len = htonl(seq_below(&f->rng, 2) ? seq_below(&f->rng, 32) :
+				    (uint32_t)seq_next(&f->rng));
 		break;
 	case 3:
-		h->hh.majv_minv = below(&f->rng, 256);
+		h->hh.majv_minv = seq_below(&f->rng, 256);
 		break;
 	case 4:
-		h->hh.max_adverts = below(&f->rng, 4);
+		h->hh.max_adverts = seq_below(&f->rng, 4);
 		break;
 	case 5:
-		h->bsdh.bufs = htons(below(&f->rng, 2) ? below(&f->rng, 2) :
-				     below(&f->rng, 65536));
+		h->bsdh.bufs = htons(seq_below(&f->rng, 2) ? seq_below(&f->rng, 2) :
+				     seq_below(&f->rng, 65536));
 		break;
 	case 6:
-		h->hh.local_rcv_sz = htonl(below(&f->rng, 2) ?
-					   below(&f->rng, 2048) :
-					   (uint32_t)rnd(&f->rng));
+		h->hh.local_rcv_sz = htonl(seq_below(&f->rng, 2) ?
+					   seq_below(&f->rng, 2048) :
+					   (uint32_t)seq_next(&f->rng));
 		break;
 	case 7:
-		h->hh.des_rem_rcv_sz = htonl((uint32_t)rnd(&f->rng));
+		h->hh.des_rem_rcv_sz = htonl((uint32_t)seq_next(&f->rng));
 		break;
 	case 8:
-		h->hh.ipv_cap = below(&f->rng, 256);
+		h->hh.ipv_cap = seq_below(&f->rng, 256);
 		break;
 	case 9:
-		h->bsdh.flags = below(&f->rng, 256);
-		h->bsdh.mseq = htonl((uint32_t)rnd(&f->rng));
-		h->bsdh.mseq_ack = htonl((uint32_t)rnd(&f->rng));
+		h->bsdh.flags = seq_below(&f->rng, 256);
+		h->bsdh.mseq = htonl((uint32_t)seq_next(&f->rng));
+		h->bsdh.mseq_ack = htonl((uint32_t)seq_next(&f->rng));
 		break;
 	case 10:
-		h->hh.rsvd1 = below(&f->rng, 256);
-		h->hh.local_port = htons(below(&f->rng, 65536));
-		h->hh.rsvd2 = below(&f->rng, 65536);
+		h->hh.rsvd1 = seq_below(&f->rng, 256);
+		h->hh.local_port = htons(seq_below(&f->rng, 65536));
+		h->hh.rsvd2 = seq_below(&f->rng, 65536);
 		break;
 	default:	/* a random Hello altogether */
 		for (size_t i = 0; i < sizeof(*h); i++)
-			((uint8_t *)h)[i] = below(&f->rng, 256);
+			((uint8_t *)h)[i] = seq_below(&f->rng, 256);
 		break;
 	}
 	memset(&z, 0, sizeof(z));
@@ -985,9 +967,9 @@ static int step(struct fz *f, int bad_pct)
 {
 	uint32_t n;
 
-	if (chance(&f->rng, bad_pct))
+	if (seq_chance(&f->rng, bad_pct))
 		return do_bad(f);
-	switch (below(&f->rng, 10)) {
+	switch (seq_below(&f->rng, 10)) {
 	case 0:
 	case 1:
 	case 2:
@@ -1018,14 +1000,14 @@ static int step(struct fz *f, int bad_pct)
 			break;
 		return send_valid(f, MID_DATA, NULL, 0);
 	case 7:		/* DisConn, now and then */
-		if (f->disconn_sent || !chance(&f->rng, 20) ||
+		if (f->disconn_sent || !seq_chance(&f->rng, 20) ||
 		    want_credits(f, 1, 2000))
 			break;
 		f->disconn_sent = 1;
 		vlog(f, "DisConn");
 		return send_valid(f, MID_DISCONN, NULL, 0);
 	default:	/* a pause */
-		pump(f, below(&f->rng, 40));
+		pump(f, seq_below(&f->rng, 40));
 		break;
 	}
 	return 0;
@@ -1086,11 +1068,11 @@ static int sdp_side_open(struct fz *f, int *zcopy_offer)
 {
 	int v;
 
-	f->lfd = sdp_listen(f->port, chance(&f->rng, 20) ?
-			    4096 << below(&f->rng, 6) : 0, 4);
+	f->lfd = sdp_listen(f->port, seq_chance(&f->rng, 20) ?
+			    4096 << seq_below(&f->rng, 6) : 0, 4);
 	if (f->lfd < 0)
 		return -1;
-	*zcopy_offer = !chance(&f->rng, 20);
+	*zcopy_offer = !seq_chance(&f->rng, 20);
 	v = *zcopy_offer;
 	if (setsockopt(f->lfd, SOL_SDP, SDP_READ_ZCOPY, &v, sizeof(v)))
 		return fail("SDP_READ_ZCOPY: %s", strerror(errno));
@@ -1101,13 +1083,13 @@ static void set_timeouts(struct fz *f)
 {
 	struct timeval tv = { .tv_sec = 0, .tv_usec = 0 };
 
-	tv.tv_usec = chance(&f->rng, 50) ? 1000 * (100 + below(&f->rng, 800)) : 0;
+	tv.tv_usec = seq_chance(&f->rng, 50) ? 1000 * (100 + seq_below(&f->rng, 800)) : 0;
 	tv.tv_sec = tv.tv_usec ? 0 : 2;
 	setsockopt(f->afd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = 0;
-	tv.tv_usec = 1000 * (50 + below(&f->rng, 300));
+	tv.tv_usec = 1000 * (50 + seq_below(&f->rng, 300));
 	setsockopt(f->afd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (chance(&f->rng, 30)) {
+	if (seq_chance(&f->rng, 30)) {
 		int v = 1;
 
 		setsockopt(f->afd, SOL_TCP, TCP_NODELAY, &v, sizeof(v));
@@ -1118,10 +1100,10 @@ static void start_threads(struct fz *f)
 {
 	f->up_key = stream_key(&f->rng);
 	f->down_key = stream_key(&f->rng);
-	f->reader_rng = rnd(&f->rng);
-	f->writer_rng = rnd(&f->rng);
-	f->down_plan = chance(&f->rng, 30) ? 0 : some_len(&f->rng, DOWN_MAX);
-	f->shut_wr = chance(&f->rng, 50);
+	f->reader_rng = seq_next(&f->rng);
+	f->writer_rng = seq_next(&f->rng);
+	f->down_plan = seq_chance(&f->rng, 30) ? 0 : some_len(&f->rng, DOWN_MAX);
+	f->shut_wr = seq_chance(&f->rng, 50);
 	if (pthread_create(&f->reader, NULL, reader_main, f) == 0)
 		f->threads |= 1;
 	if (pthread_create(&f->writer, NULL, writer_main, f) == 0)
@@ -1324,30 +1306,30 @@ static int run_case(struct fz *f, int case_ms)
 	set_timeouts(f);
 	start_threads(f);
 
-	steps = 1 + below(&f->rng, 60);
-	bad_pct = chance(&f->rng, 40) ? 0 : 2 + below(&f->rng, 10);
+	steps = 1 + seq_below(&f->rng, 60);
+	bad_pct = seq_chance(&f->rng, 40) ? 0 : 2 + seq_below(&f->rng, 10);
 	vlog(f, "hello %s, zcopy %d, %d steps, %d%% bad, writes %llu", maybe ?
 	     "odd" : "valid", f->zcopy, steps, bad_pct,
 	     (unsigned long long)f->down_plan);
 	while (steps-- && alive && left_ms(f->deadline) > case_ms / 2) {
 		duties(f);
-		if (chance(&f->rng, 2) && !f->sdp_closing) {
+		if (seq_chance(&f->rng, 2) && !f->sdp_closing) {
 			/* the program shuts down, or closes, meanwhile */
 			f->sdp_closing = 1;
-			if (chance(&f->rng, 30)) {
+			if (seq_chance(&f->rng, 30)) {
 				stop_threads(f);
 				close(f->afd);
 				f->afd = -1;
 				vlog(f, "the SDP side closes");
 			} else {
-				shutdown(f->afd, chance(&f->rng, 50) ?
+				shutdown(f->afd, seq_chance(&f->rng, 50) ?
 					 SHUT_RD : SHUT_RDWR);
 				vlog(f, "the SDP side shuts down");
 			}
 		}
 		if (step(f, bad_pct) < 0 || f->p.tx_errors)
 			alive = 0;
-		if (f->verdict != V_VALID && chance(&f->rng, 30))
+		if (f->verdict != V_VALID && seq_chance(&f->rng, 30))
 			break;	/* (a few more after the first bad one) */
 	}
 	finish(f, alive && f->p.id);
