@@ -267,8 +267,7 @@ check-guest:
 # A failed case prints the command that replays it; `make fuzz SEED=S
 # COUNT=1` runs it again in a fresh guest.  (`make check` runs 100 race
 # cases on the newest kernel; the wire fuzzer joins it once the four
-# seeds of 1-200 that fail on 7.3 are understood: bed/HISTORY-style notes
-# in docs/fuzzing.md.)
+# seeds of 1-200 that fail on 7.3 are understood: docs/fuzzing.md.)
 SEED  ?= 1
 COUNT ?= 1000
 FUZZ_TESTS := userspace-tests/tests/rxe_link.sh userspace-tests/tests/wire_fuzz.sh \
